@@ -1,0 +1,9 @@
+import { defineConfig } from 'prisma/config'
+
+// Prisma CLI configuration. The datasource URL is only needed by `prisma migrate deploy`;
+// `prisma generate` works without one.
+export default defineConfig({
+  schema: 'prisma/schema.prisma',
+  migrations: { path: 'prisma/migrations' },
+  datasource: { url: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres' },
+})

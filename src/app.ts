@@ -1,0 +1,79 @@
+/** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import ajvFormats, { type FormatsPlugin } from 'ajv-formats'
+import { collections } from './collections/index.js'
+import type { Config } from './config.js'
+import { openDatabase, type Database } from './db/client.js'
+import { migrate } from './db/migrate.js'
+import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
+import { clientErrorHandler, installErrorHandling } from './http/error-handler.js'
+import { installOptions } from './http/options.js'
+import { requestId } from './http/request-id.js'
+import { installResponseHeaders } from './http/response-headers.js'
+import { RouteTable } from './http/routes.js'
+import { registerCollection } from './resources/collection-plugin.js'
+
+// ajv-formats is CommonJS; under ESM its plugin may sit on `.default`.
+const formatsPlugin = ((ajvFormats as { default?: FormatsPlugin }).default ?? ajvFormats) as FormatsPlugin
+
+/** The version every path starts with: `/api/v1`. */
+export const API_PREFIX = '/api/v1'
+
+export interface BuildOptions {
+  /** An already open database (tests); otherwise the configured one is opened and closed with the app. */
+  database?: Database
+  logger?: FastifyServerOptions['logger']
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: Database
+  }
+}
+
+function loggerOf(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+  }
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const db = options.database ?? openDatabase(config.database)
+  if (config.migrateOnStart) await migrate(db)
+  const app = Fastify({
+    logger: options.logger ?? loggerOf(config),
+    disableRequestLogging: true,
+    genReqId: requestId,
+    bodyLimit: BODY_LIMIT,
+    clientErrorHandler,
+    ajv: {
+      customOptions: {
+        allErrors: true,
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        // Amounts are checked against multipleOf 0.01; floating point needs the tolerance.
+        multipleOfPrecision: 9,
+      },
+      // Fastify types plugins with `options: unknown`; ajv-formats' own options type is narrower.
+      plugins: [formatsPlugin as never],
+    },
+  })
+  app.decorate('db', db)
+  if (!options.database) app.addHook('onClose', () => db.close())
+
+  const routes = new RouteTable()
+  routes.watch(app)
+  installResponseHeaders(app)
+  installErrorHandling(app, routes)
+  installBodyParser(app)
+  installOptions(app, routes)
+  await app.register(
+    async (api) => {
+      for (const collection of collections) registerCollection(api, collection, db)
+    },
+    { prefix: API_PREFIX },
+  )
+  return app
+}

@@ -1,0 +1,15 @@
+/** The reviews of a product: /products/{id}/reviews. */
+import { defineCollection } from '../../resources/collection.js'
+import { products } from '../products/index.js'
+import { Review, ReviewCreate, ReviewSummary } from './schema.js'
+
+export const reviews = defineCollection({
+  name: 'reviews',
+  model: 'review',
+  schemas: { create: ReviewCreate, item: Review, summary: ReviewSummary },
+  parent: { collection: products, field: 'product_id' },
+  owner: 'author_id',
+  sortable: ['rating', 'created_at', 'updated_at'],
+  filterable: ['rating', 'author_id', 'created_at'],
+  access: { list: 'public', read: 'public', create: 'authenticated', update: 'owner-or-admin', delete: 'owner-or-admin' },
+})

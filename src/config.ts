@@ -1,0 +1,83 @@
+/** Reads the environment once into a typed, validated configuration. */
+import path from 'node:path'
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export type DatabaseConfig =
+  | { kind: 'postgres'; url: string }
+  /** `dataDir` is a folder, or `memory://` for a database that lives only as long as the process. */
+  | { kind: 'pglite'; dataDir: string }
+
+export interface Config {
+  port: number
+  host: string
+  database: DatabaseConfig
+  migrateOnStart: boolean
+  logLevel: LogLevel
+}
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Record<string, string | undefined>
+
+function readPort(env: Env): number {
+  const raw = env.PORT ?? '3000'
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN
+  if (!(port >= 0 && port <= 65535)) throw new ConfigError(`PORT must be an integer from 0 to 65535 (got "${raw}")`)
+  return port
+}
+
+function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (/^(true|1|yes)$/i.test(raw)) return true
+  if (/^(false|0|no)$/i.test(raw)) return false
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`)
+}
+
+function readDatabase(env: Env): DatabaseConfig {
+  const url = env.DATABASE_URL
+  if (url === undefined || url === '') {
+    const dataDir = env.DATA_DIR || './data'
+    return { kind: 'pglite', dataDir: dataDir === 'memory://' ? dataDir : path.resolve(dataDir) }
+  }
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a postgresql:// URL (it could not be parsed)')
+  }
+  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
+    throw new ConfigError(`DATABASE_URL must be a postgresql:// URL (got the scheme "${parsed.protocol}")`)
+  }
+  return { kind: 'postgres', url }
+}
+
+function readLogLevel(env: Env): LogLevel {
+  const raw = env.LOG_LEVEL || 'info'
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`)
+  }
+  return raw as LogLevel
+}
+
+function readHost(env: Env): string {
+  const host = env.HOST || '127.0.0.1'
+  if (/\s/.test(host)) throw new ConfigError(`HOST must be a host name or address (got "${host}")`)
+  return host
+}
+
+/** Builds the configuration from an environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    port: readPort(env),
+    host: readHost(env),
+    database: readDatabase(env),
+    migrateOnStart: readBoolean(env, 'MIGRATE_ON_START', true),
+    logLevel: readLogLevel(env),
+  }
+}

@@ -1,0 +1,72 @@
+/** Opens the database: PostgreSQL through node-postgres, or embedded PGlite; both behind one Database. */
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { PrismaPg } from '@prisma/adapter-pg'
+import pg from 'pg'
+import { PrismaPGlite } from 'pglite-prisma-adapter'
+import type { DatabaseConfig } from '../config.js'
+import { PrismaClient } from './generated/client.js'
+
+/** A single connection for raw SQL: the migration runner and its advisory lock. */
+export interface SqlSession {
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>
+  /** Runs a script of several statements (a migration file). */
+  exec(script: string): Promise<void>
+}
+
+export interface Database {
+  readonly kind: DatabaseConfig['kind']
+  readonly prisma: PrismaClient
+  /** Runs `fn` on one dedicated connection, released afterwards. */
+  withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+/** Connections the service keeps to PostgreSQL; a request uses one or two at a time. */
+const POOL_SIZE = 10
+
+function openPostgres(url: string): Database {
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: POOL_SIZE }) })
+  return {
+    kind: 'postgres',
+    prisma,
+    async withSession(fn) {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        return await fn({
+          query: async (text, params) => (await client.query(text, params)).rows,
+          exec: async (script) => void (await client.query(script)),
+        })
+      } finally {
+        await client.end()
+      }
+    },
+    close: () => prisma.$disconnect(),
+  }
+}
+
+function openPglite(dataDir: string): Database {
+  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true })
+  const pglite = new PGlite(dataDir)
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) })
+  // PGlite is one connection inside this process: the session is that connection.
+  const session: SqlSession = {
+    query: async <Row>(text: string, params?: unknown[]) => (await pglite.query<Row>(text, params)).rows,
+    exec: async (script) => void (await pglite.exec(script)),
+  }
+  return {
+    kind: 'pglite',
+    prisma,
+    withSession: (fn) => fn(session),
+    async close() {
+      await prisma.$disconnect()
+      await pglite.close()
+    },
+  }
+}
+
+/** Opens the configured database; nothing is queried until the first use. */
+export function openDatabase(config: DatabaseConfig): Database {
+  return config.kind === 'postgres' ? openPostgres(config.url) : openPglite(config.dataDir)
+}

@@ -1,0 +1,81 @@
+/** Translates Prisma and driver errors into catalogue errors at the database seam. */
+import { ApiError } from '../errors.js'
+
+/** Seconds a client should wait before retrying when the database cannot be reached. */
+export const DATABASE_RETRY_AFTER = 5
+
+interface DriverCause {
+  kind?: string
+  code?: string
+  constraint?: { fields?: string[]; index?: string }
+}
+
+interface PrismaLikeError {
+  code?: string
+  meta?: { driverAdapterError?: { cause?: DriverCause }; target?: string[] | string }
+}
+
+/** Kinds and codes that mean "the database is not there right now", not "this request is wrong". */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'TooManyConnections', 'SocketTimeout', 'TlsConnectionError'])
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03'])
+
+/** What a table's unique constraint covers, for naming the field in a 409. */
+export interface ConflictContext {
+  /** JSON field names of the collection; columns are the same names (snake_case). */
+  fields: readonly string[]
+}
+
+/**
+ * Which fields a constraint violation concerns. PostgreSQL's driver reports the constraint
+ * (`products_sku_key`), PGlite the columns; Prisma names them `<table>_<columns>_key` / `_fkey`.
+ */
+function constraintFields(cause: DriverCause | undefined, context: ConflictContext): string[] {
+  const columns = cause?.constraint?.fields
+  if (columns?.length) return columns
+  const name = (cause?.constraint?.index ?? '').replace(/_(key|fkey)$/, '')
+  // Drop the table prefix: the first split whose remainder is made only of known columns.
+  for (let at = name.indexOf('_'); at !== -1; at = name.indexOf('_', at + 1)) {
+    const split = splitColumns(name.slice(at + 1), context.fields)
+    if (split.length > 0) return split
+  }
+  return []
+}
+
+function splitColumns(rest: string, names: readonly string[]): string[] {
+  const found: string[] = []
+  while (rest !== '') {
+    const next = names.filter((n) => rest === n || rest.startsWith(`${n}_`)).sort((a, b) => b.length - a.length)[0]
+    if (next === undefined) return []
+    found.push(next)
+    rest = rest.slice(next.length + 1)
+  }
+  return found
+}
+
+/** The catalogue error for a database error, or undefined when it is not one we can explain. */
+export function translateDatabaseError(error: unknown, context: ConflictContext): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, meta } = error as PrismaLikeError
+  const cause = meta?.driverAdapterError?.cause
+  if (UNAVAILABLE_CODES.has(code ?? '') || UNAVAILABLE_KINDS.has(cause?.kind ?? '') || UNAVAILABLE_CODES.has(cause?.code ?? '')) {
+    return new ApiError('SERVICE_UNAVAILABLE', undefined, [], {
+      cause: error,
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER) },
+    })
+  }
+  switch (code) {
+    case 'P2002': {
+      const fields = constraintFields(cause, context)
+      const details = fields.map((field) => ({ field, reason: 'is already taken' }))
+      return new ApiError('CONFLICT', `An item with the same ${fields.join(' and ') || 'unique value'} already exists.`, details, { cause: error })
+    }
+    case 'P2025':
+      return new ApiError('NOT_FOUND', undefined, [], { cause: error })
+    case 'P2003': {
+      const details = constraintFields(cause, context).map((field) => ({ field, reason: 'refers to an item that does not exist' }))
+      return new ApiError('VALIDATION_ERROR', 'The request refers to an item that does not exist.', details, { cause: error })
+    }
+    default:
+      return undefined
+  }
+}

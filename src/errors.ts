@@ -1,0 +1,60 @@
+/** ApiError and the one catalogue of error codes; docs/errors.md lists the same codes (a test keeps them equal). */
+
+/** One problem with one field of the request: the spec's `details[]` entry. */
+export interface ErrorDetail {
+  field: string
+  reason: string
+}
+
+interface CatalogueEntry {
+  readonly status: number
+  readonly message: string
+}
+
+/**
+ * Every error the service can answer with. A published code is never renamed or reused;
+ * `message` is the default, a throw site may give a more precise one.
+ */
+export const CATALOGUE = Object.freeze({
+  BAD_REQUEST: { status: 400, message: 'The request could not be read.' },
+  MALFORMED_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  INVALID_PARAMETER: { status: 400, message: 'A query parameter is not valid.' },
+  NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed on this resource.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state of the resource.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON.' },
+  VALIDATION_ERROR: { status: 422, message: 'The request body is not valid.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
+  INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable; try again later.' },
+} satisfies Record<string, CatalogueEntry>)
+
+export type ErrorCode = keyof typeof CATALOGUE
+
+export interface ApiErrorOptions {
+  /** Logged with the request id, never rendered. */
+  cause?: unknown
+  /** Extra response headers, such as `Allow` on a 405 or `Retry-After` on a 503. */
+  headers?: Record<string, string>
+}
+
+/** The only error type the service throws on purpose; the error handler renders it as the spec's body. */
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: ErrorCode
+  readonly details: ErrorDetail[]
+  readonly headers: Record<string, string> | undefined
+
+  constructor(code: ErrorCode, message?: string, details: ErrorDetail[] = [], options: ApiErrorOptions = {}) {
+    const entry = CATALOGUE[code]
+    super(message ?? entry.message, { cause: options.cause })
+    this.name = 'ApiError'
+    this.status = entry.status
+    this.code = code
+    this.details = details
+    this.headers = options.headers
+  }
+}
+
+export const isApiError = (error: unknown): error is ApiError => error instanceof ApiError

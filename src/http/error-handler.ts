@@ -1,0 +1,87 @@
+/** The one place that renders errors: every failure becomes the spec's `{"error": {...}}` body. */
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, CATALOGUE, isApiError, type ErrorCode } from '../errors.js'
+import type { RouteTable } from './routes.js'
+import { validationDetails, type SchemaError } from './validation.js'
+
+/** Route config a collection route may carry for error rendering. */
+export interface ErrorRouteConfig {
+  /** Fields the server sets; sending one is "read-only" rather than "unknown". */
+  readOnlyFields?: ReadonlySet<string>
+}
+
+/** Fastify's own errors, by code, to catalogue codes. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'HEADERS_TOO_LARGE',
+  503: 'SERVICE_UNAVAILABLE',
+}
+
+/** Any thrown value as an ApiError; what cannot be explained is a 500 whose cause is only logged. */
+export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (isApiError(error)) return error
+  const fastifyError = error as Partial<FastifyError>
+  if (fastifyError.validation) {
+    const errors = fastifyError.validation as SchemaError[]
+    if (fastifyError.validationContext === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
+      return new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
+    }
+    const config = request.routeOptions.config as ErrorRouteConfig
+    const details = validationDetails(errors, config.readOnlyFields ?? new Set())
+    if (fastifyError.validationContext === 'body') return new ApiError('VALIDATION_ERROR', undefined, details)
+    return new ApiError('INVALID_PARAMETER', undefined, details)
+  }
+  const mapped = FASTIFY_CODES[fastifyError.code ?? '']
+  if (mapped) return new ApiError(mapped, undefined, [], { cause: error })
+  const status = fastifyError.statusCode ?? 500
+  if (status >= 400 && status < 500) return new ApiError(STATUS_CODES[status] ?? 'BAD_REQUEST', undefined, [], { cause: error })
+  return new ApiError('INTERNAL_ERROR', undefined, [], { cause: error })
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers)
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send({ error: { code: error.code, message: error.message, details: error.details } })
+}
+
+/** Installs the error and not-found handlers; `routes` tells a known path (405) from an unknown one (404). */
+export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error, request)
+    if (apiError.status >= 500) request.log.error({ err: apiError.cause ?? error, code: apiError.code }, 'request failed')
+    else if (apiError.cause) request.log.debug({ err: apiError.cause, code: apiError.code }, 'request rejected')
+    return sendError(reply, apiError)
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const allow = routes.allowFor(request.url.split('?', 1)[0]!)
+    if (allow === undefined) return sendError(reply, new ApiError('NOT_FOUND', 'No resource exists at this path.'))
+    const message = `${request.method} is not allowed here; allowed: ${allow}.`
+    return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', message, [], { headers: { allow } }))
+  })
+}
+
+/** Requests Node's parser rejects before Fastify sees them still get the uniform body. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy(error)
+  const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST'
+  const { status, message } = CATALOGUE[code]
+  const body = JSON.stringify({ error: { code, message, details: [] } })
+  socket.end(
+    `HTTP/1.1 ${status} ${code === 'BAD_REQUEST' ? 'Bad Request' : 'Request Header Fields Too Large'}\r\n` +
+      `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+}

@@ -1,0 +1,117 @@
+/** Registers a collection's routes: list, read, create, replace, patch, delete, HEAD and OPTIONS. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Database } from '../db/client.js'
+import { ApiError } from '../errors.js'
+import type { ErrorRouteConfig } from '../http/error-handler.js'
+import type { Collection } from './collection.js'
+import { isUuid, uuidv7 } from './ids.js'
+import { pageLinks } from './list-query/links.js'
+import { parseListQuery, type RawQuery } from './list-query/parse.js'
+import { representer, type Representation, type Row } from './represent.js'
+import { createStore, type Scope } from './store.js'
+import { changes, checkReadOnly, fullData, patchData } from './writes.js'
+
+type Params = { id?: string; parentId?: string }
+type Body = Record<string, unknown>
+
+/** Times a replace or patch re-reads and retries when another write changed the item in between. */
+const WRITE_ATTEMPTS = 3
+
+const notFound = () => new ApiError('NOT_FOUND')
+
+/** Registers the collection on `app` (already prefixed with the API version). */
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database): void {
+  const { options } = collection
+  const store = createStore(db.prisma, { model: options.model, fields: collection.fields, related: options.related ?? {} })
+  const parent = options.parent
+  const parentStore = parent && createStore(db.prisma, { model: parent.collection.options.model, fields: parent.collection.fields, related: {} })
+  const parentColumn = parent && collection.field.get(parent.field)!.column
+  const summary = representer(collection.summaryFields)
+  const detailColumns = representer(collection.fields)
+  const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
+  const itemPath = `${base}/:id`
+  const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }
+  const itemSchema = options.schemas.item
+
+  /** The item's scope: its id and, when nested, its parent. Malformed ids are answered like unknown ones. */
+  function scopeOf(params: Params): Scope {
+    if (!isUuid(params.id!) || (parent && !isUuid(params.parentId!))) throw notFound()
+    return parentColumn ? { id: params.id, [parentColumn]: params.parentId } : { id: params.id }
+  }
+
+  /** The list's scope; a nested list under an unknown parent is a 404, not an empty list. */
+  async function listScope(params: Params): Promise<Scope> {
+    if (!parentStore || !parentColumn) return {}
+    if (!isUuid(params.parentId!) || !(await parentStore.exists({ id: params.parentId }))) throw notFound()
+    return { [parentColumn]: params.parentId }
+  }
+
+  async function detail(row: Row): Promise<Representation> {
+    const representation = detailColumns(row)
+    return options.related ? Object.assign(representation, await store.related(row.id as string)) : representation
+  }
+
+  async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+    const plan = parseListQuery(request.query as RawQuery, collection.listSpec)
+    const { rows, total } = await store.list(plan, await listScope(request.params))
+    const [path, search = ''] = request.url.split('?', 2) as [string, string?]
+    reply.header('x-total-count', total)
+    reply.header('link', pageLinks(path, search, plan.page, Math.max(1, Math.ceil(total / plan.size))))
+    return rows.map(summary)
+  }
+
+  async function read(request: FastifyRequest<{ Params: Params }>) {
+    const row = await store.find(scopeOf(request.params))
+    if (!row) throw notFound()
+    return detail(row)
+  }
+
+  async function create(request: FastifyRequest<{ Params: Params; Body: Body }>, reply: FastifyReply) {
+    const scope = await listScope(request.params)
+    const now = new Date()
+    const data = { ...fullData(collection, request.body), ...scope, id: uuidv7(), createdAt: now, updatedAt: now }
+    const row = await store.create(data)
+    reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
+    return detail(row)
+  }
+
+  /** Read, merge, write only if nobody wrote in between (else again); a write that changes nothing stores nothing. */
+  async function update(params: Params, body: Body, toData: (current: Representation) => Row) {
+    const scope = scopeOf(params)
+    for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+      const row = await store.find(scope)
+      if (!row) throw notFound()
+      const current = await detail(row)
+      const changed = changes(collection, toData(current), current)
+      if (Object.keys(changed).length === 0) return current
+      // updated_at moves forward on every change, even two within one millisecond.
+      const previous = row.updatedAt as Date
+      changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
+      const updated = await store.updateIfUnchanged(scope, previous, changed)
+      if (updated) return detail(updated)
+    }
+    throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
+  }
+
+  const replace = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
+    update(request.params, request.body, (current) => {
+      checkReadOnly(collection, request.body, current)
+      return fullData(collection, request.body)
+    })
+
+  const patch = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
+    update(request.params, request.body, () => patchData(collection, request.body))
+
+  async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+    if (!(await store.remove(scopeOf(request.params)))) throw notFound()
+    return reply.code(204).send()
+  }
+
+  app.get(base, { config, schema: { response: { 200: Type.Array(options.schemas.summary) } } }, list)
+  app.post(base, { config, schema: { body: collection.bodies.create, response: { 201: itemSchema } } }, create)
+  app.get(itemPath, { config, schema: { response: { 200: itemSchema } } }, read)
+  app.put(itemPath, { config, schema: { body: collection.bodies.replace, response: { 200: itemSchema } } }, replace)
+  app.patch(itemPath, { config, schema: { body: collection.bodies.patch, response: { 200: itemSchema } } }, patch)
+  app.delete(itemPath, { config }, remove)
+}

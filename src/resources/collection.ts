@@ -1,0 +1,90 @@
+/** defineCollection: a collection's declaration, checked and derived once at startup. */
+import type { TObject } from 'typebox'
+import type { CollectionAccess, FieldAccess } from '../auth/access.js'
+import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
+import { deriveFields, type Field } from './fields.js'
+import type { ListSpec } from './list-query/plan.js'
+import type { ModelName, RelatedData } from './store.js'
+
+export interface CollectionOptions {
+  /** The plural noun in the path: `/api/v1/{name}`. */
+  name: string
+  /** The Prisma model delegate that stores the items. */
+  model: ModelName
+  schemas: {
+    /** The body of a POST: the writable fields; `default` marks what an absent field becomes. */
+    create: TObject
+    /** The detail representation: every readable field, server fields and related data included. */
+    item: TObject
+    /** The list representation: a subset of the item's fields. */
+    summary: TObject
+  }
+  sortable?: readonly string[]
+  filterable?: readonly string[]
+  /** Related data in the detail representation, computed in SQL. */
+  related?: Readonly<Record<string, RelatedData>>
+  /** Nests the collection one level below another: `/{parent}/{id}/{name}`; `field` holds the parent's id. */
+  parent?: { collection: Collection; field: string }
+  /** The field that holds the item's owner, set from the caller and never from the body. */
+  owner?: string
+  access: CollectionAccess
+  fieldAccess?: Readonly<Record<string, FieldAccess>>
+}
+
+export interface Collection {
+  readonly options: CollectionOptions
+  readonly name: string
+  readonly fields: readonly Field[]
+  readonly field: ReadonlyMap<string, Field>
+  readonly summaryFields: readonly Field[]
+  readonly readOnly: readonly string[]
+  readonly listSpec: ListSpec
+  readonly bodies: {
+    readonly create: object
+    readonly replace: object
+    readonly patch: object
+  }
+}
+
+function pick(fields: ReadonlyMap<string, Field>, names: readonly string[], what: string, collection: string): Map<string, Field> {
+  return new Map(
+    names.map((name) => {
+      const field = fields.get(name)
+      if (!field) throw new TypeError(`collection ${collection}: ${what} field "${name}" is not in the item schema`)
+      return [name, field]
+    }),
+  )
+}
+
+/** Checks the declaration and derives everything the routes need, so that no request derives anything. */
+export function defineCollection(options: CollectionOptions): Collection {
+  const { name, schemas } = options
+  const fields = deriveFields(schemas.item, schemas.create, Object.keys(options.related ?? {}))
+  const field = new Map(fields.map((f) => [f.name, f]))
+  const id = field.get('id')
+  if (!id) throw new TypeError(`collection ${name}: the item schema needs an id`)
+  const summaryNames = Object.keys((schemas.summary as unknown as { properties: object }).properties)
+  const readOnly = fields.filter((f) => f.readOnly).map((f) => f.name)
+  for (const input of Object.keys((schemas.create as unknown as { properties: object }).properties)) {
+    if (!field.has(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
+  }
+  if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  return {
+    options,
+    name,
+    fields,
+    field,
+    summaryFields: [...pick(field, summaryNames, 'summary', name).values()],
+    readOnly,
+    listSpec: {
+      sortable: pick(field, options.sortable ?? [], 'sortable', name),
+      filterable: pick(field, options.filterable ?? [], 'filterable', name),
+      id,
+    },
+    bodies: {
+      create: createBodySchema(schemas.create),
+      replace: replaceBodySchema(schemas.create, readOnly),
+      patch: patchBodySchema(schemas.create),
+    },
+  }
+}

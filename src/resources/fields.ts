@@ -1,0 +1,63 @@
+/** Derives each collection's field table from its TypeBox schemas once, at startup. */
+import type { TSchema } from 'typebox'
+
+export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'uuid' | 'enum' | 'string[]'
+
+/** What the factory needs to know about one field of a collection. */
+export interface Field {
+  /** The JSON name (snake_case). */
+  readonly name: string
+  /** The Prisma model field (camelCase); `@map` ties it to the snake_case column. */
+  readonly column: string
+  readonly kind: FieldKind
+  readonly nullable: boolean
+  /** Allowed values of an enum field. */
+  readonly values: readonly string[] | undefined
+  /** Set by the server only: absent from the create schema. */
+  readonly readOnly: boolean
+  /** Computed from other tables (counts, averages); not a column. */
+  readonly related: boolean
+  /** The value a create or replace uses when the field is absent or null. */
+  readonly default: unknown
+}
+
+export const toCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+export const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+interface JsonSchema {
+  type?: string | string[]
+  format?: string
+  enum?: unknown[]
+  items?: JsonSchema
+  default?: unknown
+  properties?: Record<string, JsonSchema>
+}
+
+function kindOf(name: string, schema: JsonSchema): FieldKind {
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type
+  if (schema.enum) return 'enum'
+  if (type === 'string') return schema.format === 'date-time' ? 'datetime' : schema.format === 'uuid' ? 'uuid' : 'string'
+  if (type === 'integer' || type === 'number' || type === 'boolean') return type
+  if (type === 'array' && schema.items?.type === 'string') return 'string[]'
+  throw new TypeError(`field ${name}: unsupported schema type ${JSON.stringify(schema.type)}`)
+}
+
+/** The field table of a collection: every property of the item schema, in its order. */
+export function deriveFields(item: TSchema, create: TSchema, relatedNames: readonly string[]): Field[] {
+  const itemProps = (item as JsonSchema).properties ?? {}
+  const createProps = (create as JsonSchema).properties ?? {}
+  return Object.entries(itemProps).map(([name, schema]) => {
+    const input = createProps[name]
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type]
+    return {
+      name,
+      column: toCamel(name),
+      kind: kindOf(name, schema),
+      nullable: types.includes('null'),
+      values: schema.enum?.filter((v): v is string => typeof v === 'string'),
+      readOnly: input === undefined,
+      related: relatedNames.includes(name),
+      default: input?.default ?? null,
+    }
+  })
+}

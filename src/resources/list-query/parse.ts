@@ -1,0 +1,135 @@
+/** Parses a list request's query string into a ListPlan; every bad parameter is a 400 naming it. */
+import { ApiError, type ErrorDetail } from '../../errors.js'
+import type { Field } from '../fields.js'
+import {
+  DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE,
+  type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
+} from './plan.js'
+import { parseValue } from './values.js'
+
+export type RawQuery = Record<string, string | string[] | undefined>
+
+/** Filter operators by field kind; `eq` is the bare `field=value`. */
+const OPERATORS: Record<Field['kind'], readonly string[]> = {
+  string: ['eq', 'ne', 'in', 'contains'],
+  integer: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
+  number: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
+  datetime: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
+  uuid: ['eq', 'ne', 'in'],
+  enum: ['eq', 'ne', 'in'],
+  boolean: ['eq', 'ne'],
+  'string[]': ['eq', 'in'],
+}
+const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
+const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
+/** Parameters of the list itself; every other key must be a filter. */
+const RESERVED = new Set(['page', 'size', 'sort', 'order'])
+
+const operatorsOf = (field: Field): readonly string[] =>
+  field.nullable ? [...OPERATORS[field.kind], 'null'] : OPERATORS[field.kind]
+
+class Problems {
+  readonly details: ErrorDetail[] = []
+  add(field: string, reason: string): void {
+    this.details.push({ field, reason })
+  }
+}
+
+function single(name: string, raw: string | string[] | undefined, problems: Problems): string | undefined {
+  if (Array.isArray(raw)) {
+    problems.add(name, 'must be given at most once')
+    return undefined
+  }
+  return raw
+}
+
+function parsePositive(name: string, raw: string | undefined, fallback: number, max: number, problems: Problems): number {
+  if (raw === undefined) return fallback
+  const value = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN
+  if (!(value >= 1 && value <= max)) {
+    problems.add(name, `must be an integer from 1 to ${max}`)
+    return fallback
+  }
+  return value
+}
+
+function parseSort(sortRaw: string | undefined, orderRaw: string | undefined, spec: ListSpec, problems: Problems): SortKey[] {
+  const names = sortRaw === undefined ? [] : sortRaw.split(',')
+  const orders = orderRaw === undefined ? [] : orderRaw.split(',')
+  const keys: SortKey[] = []
+  for (const name of names) {
+    const field = spec.sortable.get(name)
+    if (!field) problems.add('sort', `cannot sort by "${name}"; sortable fields: ${[...spec.sortable.keys()].join(', ')}`)
+    else if (keys.some((key) => key.field === field)) problems.add('sort', `names "${name}" twice`)
+    else keys.push({ field, direction: 'asc' })
+  }
+  if (orders.some((order) => order !== 'asc' && order !== 'desc')) {
+    problems.add('order', 'must be asc or desc, or a comma-separated list of them')
+  } else if (orders.length > 1 && orders.length !== Math.max(names.length, 1)) {
+    problems.add('order', 'must be one direction, or one per sort field')
+  } else if (orders.length > 0) {
+    const directions = orders as Direction[]
+    keys.forEach((key, i) => (key.direction = directions[i] ?? directions[0]!))
+  }
+  // The id breaks ties; with no sort at all it is the order (UUIDv7: creation order).
+  if (!keys.some((key) => key.field === spec.id)) {
+    keys.push({ field: spec.id, direction: keys.length === 0 ? ((orders[0] as Direction) ?? 'asc') : 'asc' })
+  }
+  return keys
+}
+
+function parseFilter(key: string, raws: string[], spec: ListSpec, problems: Problems): Filter | undefined {
+  const match = FILTER_KEY.exec(key)
+  const field = match ? spec.filterable.get(match[1]!) : undefined
+  if (!match || !field) {
+    problems.add(key, `is not a known parameter; filterable fields: ${[...spec.filterable.keys()].join(', ')}`)
+    return undefined
+  }
+  const op = match[2] ?? 'eq'
+  const allowed = operatorsOf(field)
+  if (!allowed.includes(op)) {
+    problems.add(key, `operator "${op}" is not supported on ${field.name}; use one of ${allowed.join(', ')}`)
+    return undefined
+  }
+  if (op !== 'eq' && raws.length > 1) {
+    problems.add(key, 'must be given at most once')
+    return undefined
+  }
+  const raw = raws[0]!
+  if (op === 'null') {
+    if (raw !== 'true' && raw !== 'false') return void problems.add(key, 'must be true or false')
+    return { kind: 'null', field, isNull: raw === 'true' }
+  }
+  const texts = op === 'in' ? raw.split(',') : raws
+  const values = []
+  for (const text of texts) {
+    const parsed = parseValue(field, text)
+    if (!parsed.ok) return void problems.add(key, parsed.reason)
+    values.push(parsed.value)
+  }
+  if (op === 'eq' || op === 'in') return { kind: 'anyOf', field, values }
+  if (op === 'ne') return { kind: 'not', field, value: values[0]! }
+  if (op === 'contains') return { kind: 'contains', field, value: String(values[0]) }
+  if (COMPARISONS.has(op)) return { kind: 'compare', field, op: op as Comparison, value: values[0]! }
+  return undefined
+}
+
+/** The plan for one list request; throws INVALID_PARAMETER listing every bad parameter. */
+export function parseListQuery(query: RawQuery, spec: ListSpec): ListPlan {
+  const problems = new Problems()
+  const page = parsePositive('page', single('page', query.page, problems), 1, MAX_OFFSET, problems)
+  const size = parsePositive('size', single('size', query.size, problems), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, problems)
+  if ((page - 1) * size > MAX_OFFSET) problems.add('page', `is too large: (page - 1) × size must not exceed ${MAX_OFFSET}`)
+  const sort = parseSort(single('sort', query.sort, problems), single('order', query.order, problems), spec, problems)
+  const filters: Filter[] = []
+  for (const [key, raw] of Object.entries(query)) {
+    if (RESERVED.has(key) || raw === undefined) continue
+    const filter = parseFilter(key, Array.isArray(raw) ? raw : [raw], spec, problems)
+    if (filter) filters.push(filter)
+  }
+  if (problems.details.length > 0) {
+    const names = [...new Set(problems.details.map((d) => d.field))].join(', ')
+    throw new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${names}.`, problems.details)
+  }
+  return { page, size, sort, filters }
+}

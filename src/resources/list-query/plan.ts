@@ -1,0 +1,43 @@
+/** The typed plan a list request is parsed into; translated to SQL (through Prisma) by to-prisma.ts. */
+import type { Field } from '../fields.js'
+
+/** Items per page when `size` is absent. */
+export const DEFAULT_PAGE_SIZE = 20
+/** Largest `size`; more is a 400, never silently clamped (it would move every page boundary). */
+export const MAX_PAGE_SIZE = 100
+/** Largest offset (`(page - 1) * size`) a query may reach: the range of a PostgreSQL integer. */
+export const MAX_OFFSET = 2_147_483_647
+
+export type Direction = 'asc' | 'desc'
+export type Comparison = 'gt' | 'gte' | 'lt' | 'lte'
+
+export interface SortKey {
+  field: Field
+  direction: Direction
+}
+
+export type FilterValue = string | number | boolean | Date
+
+export type Filter =
+  /** `field=a` or `field=a&field=b` or `field[in]=a,b`: equal to any of the values (array fields: contain any). */
+  | { kind: 'anyOf'; field: Field; values: FilterValue[] }
+  | { kind: 'not'; field: Field; value: FilterValue }
+  | { kind: 'compare'; field: Field; op: Comparison; value: FilterValue }
+  /** Case-insensitive substring match. */
+  | { kind: 'contains'; field: Field; value: string }
+  | { kind: 'null'; field: Field; isNull: boolean }
+
+export interface ListPlan {
+  page: number
+  size: number
+  /** The requested keys, then `id`, so that the order is total and pages never overlap. */
+  sort: SortKey[]
+  filters: Filter[]
+}
+
+/** What a collection lets a list request sort and filter by; built once per collection. */
+export interface ListSpec {
+  sortable: ReadonlyMap<string, Field>
+  filterable: ReadonlyMap<string, Field>
+  id: Field
+}

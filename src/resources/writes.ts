@@ -1,0 +1,57 @@
+/** Turns validated request bodies into the data a write stores: defaults, merge patches, read-only checks. */
+import { ApiError, type ErrorDetail } from '../errors.js'
+import type { Collection } from './collection.js'
+import type { Field } from './fields.js'
+import { jsonValue, type Representation, type Row } from './represent.js'
+
+type Body = Record<string, unknown>
+
+const toColumn = (field: Field, value: unknown): unknown =>
+  field.kind === 'datetime' && typeof value === 'string' ? new Date(value) : value
+
+/** An absent field and `null` mean the same on POST and PUT: the field's default, or null. */
+const valueOrDefault = (field: Field, value: unknown): unknown => (value === undefined || value === null ? field.default : value)
+
+/** The stored data of a POST or PUT body: every writable field, defaults filled in. */
+export function fullData(collection: Collection, body: Body): Row {
+  const data: Row = {}
+  for (const field of collection.fields) {
+    if (field.readOnly) continue
+    data[field.column] = toColumn(field, valueOrDefault(field, body[field.name]))
+  }
+  return data
+}
+
+/** RFC 7396 on a flat object: named members change, `null` clears (back to the default), arrays replace. */
+export function patchData(collection: Collection, body: Body): Row {
+  const data: Row = {}
+  for (const [name, value] of Object.entries(body)) {
+    const field = collection.field.get(name)!
+    data[field.column] = toColumn(field, valueOrDefault(field, value))
+  }
+  return data
+}
+
+const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * A PUT may send back the read-only fields a GET gave it (GET, edit, PUT), but not change them.
+ * Throws VALIDATION_ERROR naming every read-only field whose value differs.
+ */
+export function checkReadOnly(collection: Collection, body: Body, current: Representation): void {
+  const details: ErrorDetail[] = []
+  for (const name of collection.readOnly) {
+    if (name in body && !same(body[name], current[name])) details.push({ field: name, reason: 'is read-only and differs from the stored value' })
+  }
+  if (details.length > 0) throw new ApiError('VALIDATION_ERROR', undefined, details)
+}
+
+/** The part of `data` that differs from the current representation; empty when the write changes nothing. */
+export function changes(collection: Collection, data: Row, current: Representation): Row {
+  const changed: Row = {}
+  for (const field of collection.fields) {
+    if (!(field.column in data)) continue
+    if (!same(jsonValue(field, data[field.column]), current[field.name])) changed[field.column] = data[field.column]
+  }
+  return changed
+}
