@@ -7,6 +7,7 @@ import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
 import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, installErrorHandling } from './http/error-handler.js'
+import { RequestLog } from './http/logging.js'
 import { installOptions } from './http/options.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
@@ -43,7 +44,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.migrateOnStart) await migrate(db)
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
-    disableRequestLogging: true,
+    logController: new RequestLog(),
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     clientErrorHandler,

@@ -16,12 +16,4 @@ export function installResponseHeaders(app: FastifyInstance): void {
     reply.header('x-request-id', request.id)
     done()
   })
-  // One log line per request, after the response (Fastify's own two lines per request are off).
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request completed',
-    )
-    done()
-  })
 }

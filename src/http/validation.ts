@@ -54,7 +54,9 @@ export function validationDetails(errors: readonly SchemaError[], readOnly: Read
   for (const error of errors) {
     const detail = reasonOf(error, readOnly)
     const key = `${detail.field}\u0000${detail.reason}`
-    if (!seen.has(key)) details.push(detail), seen.add(key)
+    if (seen.has(key)) continue
+    seen.add(key)
+    details.push(detail)
   }
   return details
 }
