@@ -1,6 +1,5 @@
 /** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import ajvFormats, { type FormatsPlugin } from 'ajv-formats'
 import { collections } from './collections/index.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
@@ -12,10 +11,8 @@ import { installOptions } from './http/options.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { RouteTable } from './http/routes.js'
+import { AJV_OPTIONS } from './http/validator.js'
 import { registerCollection } from './resources/collection-plugin.js'
-
-// ajv-formats is CommonJS; under ESM its plugin may sit on `.default`.
-const formatsPlugin = ((ajvFormats as { default?: FormatsPlugin }).default ?? ajvFormats) as FormatsPlugin
 
 /** The version every path starts with: `/api/v1`. */
 export const API_PREFIX = '/api/v1'
@@ -48,18 +45,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     clientErrorHandler,
-    ajv: {
-      customOptions: {
-        allErrors: true,
-        coerceTypes: false,
-        removeAdditional: false,
-        useDefaults: false,
-        // Amounts are checked against multipleOf 0.01; floating point needs the tolerance.
-        multipleOfPrecision: 9,
-      },
-      // Fastify types plugins with `options: unknown`; ajv-formats' own options type is narrower.
-      plugins: [formatsPlugin as never],
-    },
+    ajv: AJV_OPTIONS,
   })
   app.decorate('db', db)
   if (!options.database) app.addHook('onClose', () => db.close())

@@ -40,8 +40,6 @@ function reasonOf(error: SchemaError, readOnly: ReadonlySet<string>): ErrorDetai
         field: fieldPath(error.instancePath),
         reason: `must be one of ${(error.params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`,
       }
-    case 'multipleOf':
-      return { field: fieldPath(error.instancePath), reason: `must be a multiple of ${String(error.params.multipleOf)}` }
     default:
       return { field: fieldPath(error.instancePath), reason: error.message ?? 'is not valid' }
   }

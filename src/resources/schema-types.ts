@@ -29,7 +29,7 @@ export function StringEnum<const V extends readonly string[]>(values: V, options
 
 /** An amount with at most two decimals, as stored in `DECIMAL(12,2)`; JSON carries it as a number. */
 export const Money = (options: Record<string, unknown> = {}) =>
-  Type.Number({ minimum: 0, maximum: MAX_MONEY, multipleOf: 0.01, ...options })
+  Type.Number({ minimum: 0, maximum: MAX_MONEY, 'x-decimals': 2, ...options })
 
 /** A server-made UUIDv7. */
 export const Id = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', ...options })

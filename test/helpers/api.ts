@@ -6,11 +6,7 @@ import { openDatabase, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
 
-/** The part of a tap Test the helpers use. */
-export interface TestLike {
-  teardown(fn: () => unknown): void
-  test(name: string, fn: (t: never) => Promise<void>): Promise<unknown> | unknown
-}
+import type { Test } from 'tap'
 
 export interface Response<T = unknown> {
   status: number
@@ -54,7 +50,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 /** The service on a fresh, migrated database of `kind`; closed and dropped when `t` ends. */
-export async function startApi(t: Pick<TestLike, 'teardown'>, kind: DatabaseKind): Promise<Api> {
+export async function startApi(t: Pick<Test, 'teardown'>, kind: DatabaseKind): Promise<Api> {
   const database = await createTestDatabase(kind)
   const db = openDatabase(database.config)
   await migrate(db)
@@ -95,8 +91,8 @@ function apiClient(base: Pick<Api, 'kind' | 'app' | 'db' | 'origin'>): Api {
 }
 
 /** Runs `fn` once per database kind (PostgreSQL and PGlite), each on its own fresh service. */
-export async function eachDatabase(t: TestLike, fn: (t: any, api: Api) => Promise<void>): Promise<void> {
+export async function eachDatabase(t: Test, fn: (t: Test, api: Api) => Promise<void>): Promise<void> {
   for (const kind of databaseKinds()) {
-    await t.test(kind, (async (sub: Pick<TestLike, 'teardown'>) => fn(sub, await startApi(sub, kind))) as never)
+    await t.test(kind, async (sub) => fn(sub, await startApi(sub, kind)))
   }
 }
