@@ -3,6 +3,9 @@ import type { Filter, ListPlan } from './plan.js'
 
 type Where = Record<string, unknown>
 
+/** Prisma passes `contains` into ILIKE as it is: `%` and `_` would be wildcards. Backslash is LIKE's escape. */
+const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&')
+
 function whereOf(filter: Filter): Where {
   const column = filter.field.column
   const isArray = filter.field.kind === 'string[]'
@@ -15,7 +18,7 @@ function whereOf(filter: Filter): Where {
     case 'compare':
       return { [column]: { [filter.op]: filter.value } }
     case 'contains':
-      return { [column]: { contains: filter.value, mode: 'insensitive' } }
+      return { [column]: { contains: escapeLike(filter.value), mode: 'insensitive' } }
     case 'null':
       return { [column]: filter.isNull ? null : { not: null } }
   }

@@ -1,0 +1,168 @@
+// List requests: paging, sorting, filtering, Link and X-Total-Count (DESIGN "Query parameters").
+import t from 'tap'
+import { eachDatabase, V1, type Api } from '../helpers/api.js'
+import { productBody } from '../helpers/fixtures.js'
+
+async function seed(api: Api, bodies: Record<string, unknown>[]): Promise<any[]> {
+  const created = []
+  for (const body of bodies) {
+    const res = await api.post(`${V1}/products`, body)
+    if (res.status !== 201) throw new Error(`seed failed: ${res.text}`)
+    created.push(res.body)
+  }
+  return created
+}
+
+const names = (res: { body: { name: string }[] }) => res.body.map((p) => p.name)
+
+t.test('paging: 1-based pages of `size`, default 20, past the end is 200 [] (EP-18, EP-19, EP-01)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const empty = await api.get(`${V1}/products`)
+    t.same(empty.body, [], 'an empty collection is 200 []')
+    t.equal(empty.headers.get('x-total-count'), '0')
+    await seed(api, Array.from({ length: 45 }, (_, i) => productBody({ name: `P${String(i).padStart(2, '0')}` })))
+    const first = await api.get(`${V1}/products`)
+    t.equal(first.body.length, 20, 'default size 20, default page 1')
+    t.equal(first.body[0].name, 'P00', 'default order is creation order')
+    t.equal(first.headers.get('x-total-count'), '45')
+    t.same(Object.keys(first.body[0]).sort(), ['id', 'name', 'price', 'sku', 'status'], 'list items carry the summary (RES-05)')
+    const pages = await Promise.all([1, 2, 3, 4].map((page) => api.get(`${V1}/products?size=20&page=${page}`)))
+    t.same(pages.map((p) => p.body.length), [20, 20, 5, 0])
+    const ids = pages.flatMap((p) => p.body.map((item: { id: string }) => item.id))
+    t.equal(new Set(ids).size, 45, 'no item repeated or skipped')
+  }),
+)
+
+t.test('Link: first, prev, next, last, keeping the other parameters (EP-24, RFC 8288)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, Array.from({ length: 7 }, () => productBody({ status: 'active' })))
+    const middle = await api.get(`${V1}/products?status=active&size=2&sort=name&page=2`)
+    t.equal(
+      middle.headers.get('link'),
+      [
+        `<${V1}/products?status=active&size=2&sort=name&page=1>; rel="first"`,
+        `<${V1}/products?status=active&size=2&sort=name&page=1>; rel="prev"`,
+        `<${V1}/products?status=active&size=2&sort=name&page=3>; rel="next"`,
+        `<${V1}/products?status=active&size=2&sort=name&page=4>; rel="last"`,
+      ].join(', '),
+    )
+    const first = await api.get(`${V1}/products?size=2`)
+    t.notMatch(first.headers.get('link'), /rel="prev"/, 'no prev on the first page')
+    const last = await api.get(`${V1}/products?size=2&page=4`)
+    t.notMatch(last.headers.get('link'), /rel="next"/, 'no next on the last page')
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!
+    t.equal((await api.get(next)).body.length, 2, 'the next link is followable')
+  }),
+)
+
+t.test('sort and order: ascending by default, desc, several keys, id breaks ties (EP-20)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, [
+      productBody({ name: 'b', price: 2 }),
+      productBody({ name: 'a', price: 2 }),
+      productBody({ name: 'c', price: 1 }),
+      productBody({ name: 'd', price: 3 }),
+    ])
+    t.same(names(await api.get(`${V1}/products?sort=name`)), ['a', 'b', 'c', 'd'])
+    t.same(names(await api.get(`${V1}/products?sort=name&order=desc`)), ['d', 'c', 'b', 'a'])
+    t.same(names(await api.get(`${V1}/products?sort=price,name`)), ['c', 'a', 'b', 'd'])
+    t.same(names(await api.get(`${V1}/products?sort=price,name&order=desc,asc`)), ['d', 'a', 'b', 'c'])
+    t.same(names(await api.get(`${V1}/products?sort=price`)), ['c', 'b', 'a', 'd'], 'equal prices in id (creation) order')
+    const pages = [1, 2, 3, 4].map((page) => api.get(`${V1}/products?sort=price&size=1&page=${page}`))
+    t.same((await Promise.all(pages)).flatMap(names), ['c', 'b', 'a', 'd'], 'paging a tie never repeats or skips')
+    t.same(names(await api.get(`${V1}/products?order=desc`)), ['d', 'c', 'a', 'b'], 'order alone reverses the default')
+  }),
+)
+
+t.test('filters: typed equality, any-of, AND across fields, operators in brackets (EP-22)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, [
+      productBody({ name: 'Red Mug', price: 10, status: 'active', tags: ['kitchen', 'red'], stock: 5 }),
+      productBody({ name: 'Blue Mug', price: 10.5, status: 'draft', tags: ['kitchen'], description: 'blue' }),
+      productBody({ name: 'Lamp', price: 30, status: 'archived', tags: ['light'], stock: 0 }),
+      productBody({ name: '100% cotton_towel', price: 5, status: 'active' }),
+    ])
+    const q = async (query: string) => names(await api.get(`${V1}/products?${query}&sort=name`))
+    t.same(await q('price=10'), ['Red Mug'], 'numbers compare as numbers')
+    t.same(await q('price=10.50'), ['Blue Mug'], 'decimals compare exactly')
+    t.same(await q('status=active&status=draft'), ['100% cotton_towel', 'Blue Mug', 'Red Mug'], 'a repeated filter is any of')
+    t.same(await q('status[in]=archived,draft'), ['Blue Mug', 'Lamp'])
+    t.same(await q('status=active&price[gte]=10'), ['Red Mug'], 'different fields AND')
+    t.same(await q('status[ne]=active'), ['Blue Mug', 'Lamp'])
+    t.same(await q('price[gt]=10&price[lt]=30'), ['Blue Mug'])
+    t.same(await q('price[lte]=10'), ['100% cotton_towel', 'Red Mug'])
+    t.same(await q('stock[gte]=1'), ['Red Mug'])
+    t.same(await q('name[contains]=MUG'), ['Blue Mug', 'Red Mug'], 'contains is case-insensitive')
+    t.same(await q('name[contains]=%25'), ['100% cotton_towel'], '% is a literal character, not a wildcard')
+    t.same(await q('name[contains]=_'), ['100% cotton_towel'], '_ is a literal character, not a wildcard')
+    t.same(await q('description[null]=false'), ['Blue Mug'])
+    t.same(await q('description[null]=true&status=archived'), ['Lamp'])
+    t.same(await q('tags=kitchen'), ['Blue Mug', 'Red Mug'], 'an array field matches when it contains the value')
+    t.same(await q('tags=red&tags=light'), ['Lamp', 'Red Mug'])
+    t.same(await q("name=' OR '1'='1"), [], 'values are bound, never SQL (SEC-08)')
+    const composed = await api.get(`${V1}/products?tags=kitchen&sort=price&order=desc&size=1&page=2`)
+    t.same(names(composed), ['Red Mug'], 'filter, sort and page compose')
+    t.equal(composed.headers.get('x-total-count'), '2', 'the total counts the filtered set')
+  }),
+)
+
+t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP-23, ERR-05, LIM-01, SEC-07, SEC-09, SEC-17)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, [productBody()])
+    const cases: [string, string][] = [
+      ['size=abc', 'size'],
+      ['size=0', 'size'],
+      ['size=101', 'size'],
+      ['size=-1', 'size'],
+      ['size=1.5', 'size'],
+      ['page=0', 'page'],
+      ['page=-2', 'page'],
+      ['page=1&page=2', 'page'],
+      ['sort=name&sort=price', 'sort'],
+      ['sort=cost', 'sort'],
+      ['sort=nope', 'sort'],
+      ['sort=name;DROP TABLE products', 'sort'],
+      ['sort=(select 1)', 'sort'],
+      ['sort=name,name', 'sort'],
+      ['order=up', 'order'],
+      ['order=desc--', 'order'],
+      ['sort=name,price&order=asc,desc,asc', 'order'],
+      ['colour=red', 'colour'],
+      ["name'--=x", "name'--"],
+      ['price[$gt]=0', 'price[$gt]'],
+      ['price[between]=1', 'price[between]'],
+      ['name[gt]=a', 'name[gt]'],
+      ['price=abc', 'price'],
+      ['price=1e5', 'price'],
+      ['stock=1.5', 'stock'],
+      ['status=sold', 'status'],
+      ['created_at[gt]=yesterday', 'created_at[gt]'],
+      ['price[gte]=1&price[gte]=2', 'price[gte]'],
+      ['description[null]=maybe', 'description[null]'],
+      ['sku[null]=true', 'sku[null]'],
+      ['__proto__[x]=1', '__proto__[x]'],
+      ['constructor[prototype][x]=1', 'constructor[prototype][x]'],
+    ]
+    for (const [query, field] of cases) {
+      const res = await api.get(`${V1}/products?${query}`)
+      t.equal(res.status, 400, query)
+      t.equal(res.body.error.code, 'INVALID_PARAMETER', query)
+      t.equal(res.body.error.details[0]?.field, field, `${query} names ${field}`)
+      t.match(res.body.error.message, field.split('[')[0]!, `${query}: the message names it`)
+    }
+    const several = await api.get(`${V1}/products?size=0&page=x&colour=red`)
+    t.same(several.body.error.details.map((d: { field: string }) => d.field), ['page', 'size', 'colour'], 'every bad parameter is listed')
+    t.equal((await api.get(`${V1}/products`)).headers.get('x-total-count'), '1', 'data intact')
+  }),
+)
+
+t.test('filters on dates take RFC 3339 and compare as instants', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const [a] = await seed(api, [productBody({ name: 'a' })])
+    const before = new Date(Date.parse(a.created_at) - 1).toISOString()
+    t.same(names(await api.get(`${V1}/products?created_at[gt]=${before}`)), ['a'])
+    t.same(names(await api.get(`${V1}/products?created_at[gt]=${a.created_at}`)), [])
+    t.same(names(await api.get(`${V1}/products?created_at=${a.created_at}`)), ['a'], 'milliseconds are kept')
+    t.same(names(await api.get(`${V1}/products?created_at[lt]=2000-01-01`)), [], 'a date alone is midnight UTC')
+  }),
+)
