@@ -50,11 +50,13 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 /** The service on a fresh, migrated database of `kind`; closed and dropped when `t` ends. */
-export async function startApi(t: Pick<Test, 'teardown'>, kind: DatabaseKind): Promise<Api> {
+/** `setup` may add routes (a test's own failure cases) before the service listens. */
+export async function startApi(t: Pick<Test, 'teardown'>, kind: DatabaseKind, setup?: (app: FastifyInstance) => void): Promise<Api> {
   const database = await createTestDatabase(kind)
   const db = openDatabase(database.config)
   await migrate(db)
   const app = await buildApp(testConfig({ database: database.config, migrateOnStart: false }), { database: db })
+  setup?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {
     await app.close()

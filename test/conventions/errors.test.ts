@@ -1,0 +1,228 @@
+// The uniform error body on every failure, and the status each kind of bad input gets (ERR-*, SEC-*).
+import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
+import t, { type Test } from 'tap'
+import { buildApp } from '../../src/app.js'
+import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
+import { productBody } from '../helpers/fixtures.js'
+
+function assertErrorBody(t: Test, res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+  t.equal(res.status, status, `status ${status}`)
+  t.equal(res.body?.error?.code, code, `code ${code}`)
+  t.type(res.body.error.message, 'string')
+  t.ok(Array.isArray(res.body.error.details), 'details is an array')
+  t.match(res.headers.get('content-type'), /^application\/json/)
+  t.equal(res.headers.get('cache-control'), 'no-store')
+}
+
+/** A raw request for methods and bytes fetch() refuses to send. */
+function raw(api: Api, text: string): Promise<string> {
+  const { port } = new URL(api.origin)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.end(text))
+    let out = ''
+    socket.on('data', (chunk) => (out += chunk))
+    socket.on('end', () => resolve(out))
+    socket.on('error', reject)
+  })
+}
+
+t.test('unknown paths are 404 with the uniform JSON body, never an HTML page (RES-01, RES-02, ERR-01)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    for (const path of [`${V1}/widgets`, `${V1}/Products`, '/', '/api', `${V1}/products/x/y/z/w`]) {
+      assertErrorBody(t, await api.get(path), 404, 'NOT_FOUND')
+    }
+  }),
+)
+
+t.test('a known path with another method is 405 with Allow (EP-12, EP-13)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const item = `${V1}/products/01890000-0000-7000-8000-000000000000`
+    for (const [method, path, allow] of [
+      ['PUT', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
+      ['PATCH', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
+      ['DELETE', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
+      ['POST', item, 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
+    ] as const) {
+      const res = await api.request(method, path, method === 'DELETE' ? {} : { body: {} })
+      assertErrorBody(t, res, 405, 'METHOD_NOT_ALLOWED')
+      t.equal(res.headers.get('allow'), allow, `${method} ${path}`)
+    }
+    const trace = await raw(api, `TRACE ${V1}/products HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    t.match(trace, /^HTTP\/1\.1 405 /, 'TRACE is never handled')
+    t.match(trace, /"code":"METHOD_NOT_ALLOWED"/)
+    const unknown = await raw(api, `FOO ${V1}/products HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    t.match(unknown, /^HTTP\/1\.1 400 /, 'a method HTTP does not know is unreadable')
+    t.match(unknown, /"code":"BAD_REQUEST"/)
+    t.equal((await api.get(`${V1}/products`)).status, 200, 'and the service goes on')
+  }),
+)
+
+t.test('HEAD answers like GET without a body; OPTIONS lists the methods (EP-14, EP-15)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const created = await api.post(`${V1}/products`, productBody())
+    for (const path of [`${V1}/products`, `${V1}/products/${created.body.id}`]) {
+      const get = await api.get(path)
+      const head = await api.request('HEAD', path)
+      t.equal(head.status, 200)
+      t.equal(head.text, '')
+      for (const name of ['content-type', 'content-length', 'link', 'x-total-count', 'cache-control']) {
+        t.equal(head.headers.get(name), get.headers.get(name), `${name} as on GET`)
+      }
+    }
+    const collection = await api.request('OPTIONS', `${V1}/products`)
+    t.equal(collection.status, 204)
+    t.equal(collection.headers.get('allow'), 'GET, HEAD, OPTIONS, POST')
+    t.equal(collection.text, '')
+    const item = await api.request('OPTIONS', `${V1}/products/${created.body.id}`)
+    t.equal(item.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT')
+    t.equal(item.headers.get('accept-patch'), 'application/merge-patch+json, application/json')
+    assertErrorBody(t, await api.request('OPTIONS', `${V1}/widgets`), 404, 'NOT_FOUND')
+    const head404 = await api.request('HEAD', `${V1}/products/nope`)
+    t.equal(head404.status, 404, 'HEAD of a missing item: the GET status, no body')
+    t.equal(head404.text, '')
+  }),
+)
+
+t.test('unreadable bodies are 400 with a clear message (EP-27, ERR-04)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const broken = await api.post(`${V1}/products`, '{"name": "Mug",')
+    assertErrorBody(t, broken, 400, 'MALFORMED_JSON')
+    t.match(broken.body.error.message, /^The request body is not valid JSON: /)
+    t.notMatch(broken.body.error.message, /at .*\.js|node_modules/, 'no parser internals')
+    assertErrorBody(t, await api.post(`${V1}/products`, ''), 400, 'MALFORMED_JSON')
+    assertErrorBody(t, await api.request('POST', `${V1}/products`), 400, 'BAD_REQUEST')
+    for (const body of ['[]', '"text"', '42', 'null', 'true']) {
+      const res = await api.post(`${V1}/products`, body)
+      assertErrorBody(t, res, 400, 'BAD_REQUEST')
+      t.equal(res.body.error.message, 'The request body must be a JSON object.', body)
+    }
+    t.equal((await api.get(`${V1}/products`)).body.length, 0, 'nothing stored')
+  }),
+)
+
+t.test('a body that is not JSON is 415 (EP-25, SEC-15)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+      assertErrorBody(t, await api.post(`${V1}/products`, 'name=Mug', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE')
+    }
+    const charset = await api.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=utf-8' })
+    t.equal(charset.status, 201, 'a charset parameter is fine')
+  }),
+)
+
+t.test('a body over 1 MiB is 413 and nothing is stored (LIM-02)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const res = await api.post(`${V1}/products`, productBody({ description: 'x'.repeat(1024 * 1024) }))
+    assertErrorBody(t, res, 413, 'PAYLOAD_TOO_LARGE')
+    t.equal((await api.get(`${V1}/products`)).body.length, 0)
+  }),
+)
+
+t.test('validation: 422 listing every failing field with a path and a reason (ERR-03, SEC-05, SEC-09)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const res = await api.post(`${V1}/products`, {
+      name: { $ne: null },
+      sku: 'lower-case',
+      price: 1.234,
+      stock: 2 ** 60,
+      status: 'sold',
+      tags: ['ok', 7, 'ok'],
+      colour: 'red',
+    })
+    assertErrorBody(t, res, 422, 'VALIDATION_ERROR')
+    t.same(res.body.error.details, [
+      { field: 'colour', reason: 'is not a known field' },
+      { field: 'name', reason: 'must be a string' },
+      { field: 'sku', reason: 'must match pattern "^[A-Z0-9-]{3,32}$"' },
+      { field: 'price', reason: 'must have at most 2 decimal places' },
+      { field: 'stock', reason: 'must be <= 2147483647' },
+      { field: 'status', reason: 'must be one of draft, active, archived' },
+      { field: 'tags[1]', reason: 'must be a string' },
+      { field: 'tags', reason: 'must NOT have duplicate items (items ## 2 and 0 are identical)' },
+    ])
+    const infinite = await api.post(`${V1}/products`, '{"name":"x","sku":"ABC","price":1e400}')
+    assertErrorBody(t, infinite, 422, 'VALIDATION_ERROR')
+    t.same(infinite.body.error.details.map((d: { field: string }) => d.field), ['price'], '1e400 is not a number we store')
+    const missing = await api.post(`${V1}/products`, {})
+    t.same(missing.body.error.details.map((d: { field: string }) => d.field), ['name', 'sku', 'price'])
+    t.ok(missing.body.error.details.every((d: { reason: string }) => d.reason === 'is required'))
+  }),
+)
+
+t.test('prototype keys never reach a prototype (SEC-01, SEC-02)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const created = await api.post(`${V1}/products`, productBody())
+    for (const body of [
+      '{"__proto__":{"is_admin":true},"name":"x","sku":"ABC","price":1}',
+      '{"constructor":{"prototype":{"is_admin":true}},"name":"x","sku":"ABD","price":1}',
+      '{"prototype":{"is_admin":true},"name":"x","sku":"ABE","price":1}',
+    ]) {
+      const res = await api.post(`${V1}/products`, body)
+      assertErrorBody(t, res, 422, 'VALIDATION_ERROR')
+      t.equal(res.body.error.details[0].reason, 'is not a known field')
+      const patched = await api.patch(`${V1}/products/${created.body.id}`, body.replace(/"name".*/, '"stock":1}'))
+      t.equal(patched.status, 422, 'in a merge patch too')
+    }
+    t.equal(({} as Record<string, unknown>).is_admin, undefined, 'Object.prototype is untouched')
+    t.same((await api.get(`${V1}/products/${created.body.id}`)).body, created.body)
+  }),
+)
+
+t.test('deep nesting is refused and the service goes on (SEC-06)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const deep = `{"name":"x","sku":"ABC","price":1,"tags":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
+    const res = await api.post(`${V1}/products`, deep)
+    assertErrorBody(t, res, 422, 'VALIDATION_ERROR')
+    t.equal((await api.get(`${V1}/products`)).status, 200)
+  }),
+)
+
+t.test('every response carries X-Request-Id and the security headers (ERR-07, CACHE-20)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const generated = await api.get(`${V1}/products`)
+    t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
+    const given = await api.get(`${V1}/nothing`, { 'x-request-id': 'client-id.42' })
+    t.equal(given.headers.get('x-request-id'), 'client-id.42', "a sane client id is kept, errors included")
+    const insane = await api.get(`${V1}/products`, { 'x-request-id': 'a b\tc' })
+    t.match(insane.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unsafe one is replaced')
+    for (const res of [generated, given]) {
+      t.equal(res.headers.get('x-content-type-options'), 'nosniff')
+      t.equal(res.headers.get('content-security-policy'), "frame-ancestors 'none'")
+      t.equal(res.headers.get('x-powered-by'), null)
+      t.ok(res.headers.get('date'))
+    }
+  }),
+)
+
+t.test('a 500 shows no stack, SQL or library name; the log has it with the request id (ERR-07)', async (t) => {
+  const lines: string[] = []
+  const api = await startApi(t, databaseKinds()[0]!, (app) => {
+    app.get('/boom', async () => {
+      throw new Error('SELECT secret FROM internals at /srv/app/node_modules/x.js:1')
+    })
+  })
+  // The log stream is attached after start so the test can read the line the failure writes.
+  api.app.log.error = ((obj: { err?: Error }, msg: string) => void lines.push(JSON.stringify({ ...obj, msg, err: obj.err?.message }))) as never
+  const res = await new Promise<{ status: number; body: string; id: string }>((resolve) => {
+    httpRequest(`${api.origin}/boom`, { headers: { 'x-request-id': 'req-500' } }, (response) => {
+      let body = ''
+      response.on('data', (c) => (body += c))
+      response.on('end', () => resolve({ status: response.statusCode!, body, id: String(response.headers['x-request-id']) }))
+    }).end()
+  })
+  t.equal(res.status, 500)
+  t.same(JSON.parse(res.body), { error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred.', details: [] } })
+  t.equal(res.id, 'req-500')
+  t.ok(lines.some((line) => line.includes('SELECT secret')), 'the cause is logged')
+})
+
+t.test('a database that cannot be reached is 503 with Retry-After (ERR-08)', async (t) => {
+  const app = await buildApp(testConfig({ database: { kind: 'postgres', url: 'postgresql://postgres@127.0.0.1:1/none' }, migrateOnStart: false }))
+  t.teardown(() => app.close())
+  const res = await app.inject({ method: 'GET', url: `${V1}/products` })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '5')
+  t.equal(res.json().error.code, 'SERVICE_UNAVAILABLE')
+})
