@@ -1,0 +1,152 @@
+/**
+ * Compares a migrated database with prisma/schema.prisma: tables, columns (type, nullability,
+ * default), enums, primary keys, unique constraints, indexes and foreign keys. Prisma's schema
+ * engine does this with `migrate diff`; it cannot be downloaded here, so the test reads Prisma's
+ * own DMMF (from its WebAssembly schema library) and the PostgreSQL catalogue. CHECK constraints
+ * are not compared: schema.prisma cannot express them.
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { SqlSession } from '../../src/db/client.js'
+
+interface DmmfField {
+  name: string
+  dbName?: string | null
+  kind: 'scalar' | 'enum' | 'object'
+  type: string
+  isList: boolean
+  isRequired: boolean
+  hasDefaultValue: boolean
+  default?: unknown
+  nativeType?: [string, string[]] | null
+  relationFromFields?: string[]
+  relationToFields?: string[]
+  relationOnDelete?: string
+  relationOnUpdate?: string
+}
+interface DmmfModel { name: string; dbName: string | null; fields: DmmfField[] }
+interface DmmfIndex { model: string; type: 'id' | 'unique' | 'normal' | 'fulltext'; fields: { name: string }[] }
+interface Datamodel { models: DmmfModel[]; enums: { name: string; dbName: string | null; values: { name: string }[] }[]; indexes: DmmfIndex[] }
+
+const require = createRequire(import.meta.url)
+
+export function readDatamodel(schemaPath = 'prisma/schema.prisma'): Datamodel {
+  const wasm = require('@prisma/prisma-schema-wasm') as { get_dmmf(params: string): string }
+  return JSON.parse(wasm.get_dmmf(JSON.stringify({ prismaSchema: readFileSync(schemaPath, 'utf8') }))).datamodel
+}
+
+/** PostgreSQL's `format_type` for a Prisma scalar, as `prisma migrate` would create it. */
+function columnType(field: DmmfField, enums: Map<string, string>): string {
+  const [native, args = []] = field.nativeType ?? []
+  let type: string
+  if (field.kind === 'enum') type = enums.get(field.type)!
+  else if (native === 'Uuid') type = 'uuid'
+  else if (native === 'VarChar') type = `character varying(${args[0]})`
+  else if (native === 'SmallInt') type = 'smallint'
+  else if (native === 'Decimal') type = `numeric(${args.join(',')})`
+  else if (native === 'Timestamptz') type = `timestamp(${args[0] ?? 6}) with time zone`
+  else if (native) throw new Error(`schema-diff: native type ${native} is not mapped yet`)
+  else {
+    const defaults: Record<string, string> = {
+      String: 'text', Int: 'integer', BigInt: 'bigint', Float: 'double precision', Boolean: 'boolean',
+      Decimal: 'numeric(65,30)', DateTime: 'timestamp(3) without time zone', Json: 'jsonb', Bytes: 'bytea',
+    }
+    type = defaults[field.type]!
+  }
+  return field.isList ? `${type}[]` : type
+}
+
+function columnDefault(field: DmmfField, type: string): string | null {
+  if (!field.hasDefaultValue) return null
+  const value = field.default as { name?: string } | string | number | boolean | unknown[]
+  if (Array.isArray(value)) return `ARRAY[]::${type}`
+  if (typeof value === 'object' && value !== null && value.name === 'now') return 'CURRENT_TIMESTAMP'
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return `'${String(value)}'::${type}`
+}
+
+const ACTIONS: Record<string, string> = { Cascade: 'CASCADE', Restrict: 'RESTRICT', SetNull: 'SET NULL', SetDefault: 'SET DEFAULT', NoAction: 'NO ACTION' }
+
+export interface SchemaFacts {
+  columns: string[]
+  indexes: string[]
+  foreignKeys: string[]
+  enums: string[]
+}
+
+/** The facts schema.prisma says the database must have, one line each. */
+export function expectedFacts(model: Datamodel): SchemaFacts {
+  const enums = new Map(model.enums.map((e) => [e.name, e.dbName ?? e.name]))
+  const tables = new Map(model.models.map((m) => [m.name, m]))
+  const table = (m: DmmfModel) => m.dbName ?? m.name
+  const column = (m: DmmfModel, name: string) => {
+    const field = m.fields.find((f) => f.name === name)!
+    return field.dbName ?? field.name
+  }
+  const facts: SchemaFacts = { columns: [], indexes: [], foreignKeys: [], enums: [] }
+  for (const e of model.enums) facts.enums.push(`${e.dbName ?? e.name}: ${e.values.map((v) => v.name).join(', ')}`)
+  for (const m of model.models) {
+    for (const field of m.fields) {
+      if (field.kind === 'object') {
+        if (!field.relationFromFields?.length) continue
+        const target = tables.get(field.type)!
+        const from = field.relationFromFields.map((f) => column(m, f)).join(', ')
+        const to = field.relationToFields!.map((f) => column(target, f)).join(', ')
+        const onUpdate = ACTIONS[field.relationOnUpdate ?? 'Cascade']
+        const onDelete = ACTIONS[field.relationOnDelete ?? (field.isRequired ? 'Restrict' : 'SetNull')]
+        facts.foreignKeys.push(`${table(m)}: FOREIGN KEY (${from}) REFERENCES ${table(target)}(${to}) ON UPDATE ${onUpdate} ON DELETE ${onDelete}`)
+        continue
+      }
+      const type = columnType(field, enums)
+      const notNull = field.isRequired && !field.isList
+      facts.columns.push(`${table(m)}.${field.dbName ?? field.name} ${type}${notNull ? ' NOT NULL' : ''} DEFAULT ${columnDefault(field, type)}`)
+    }
+  }
+  for (const index of model.indexes) {
+    const m = tables.get(index.model)!
+    const kind = index.type === 'id' ? 'PRIMARY KEY' : index.type === 'unique' ? 'UNIQUE' : 'INDEX'
+    facts.indexes.push(`${table(m)}: ${kind} (${index.fields.map((f) => column(m, f.name)).join(', ')})`)
+  }
+  return sorted(facts)
+}
+
+const sorted = (facts: SchemaFacts): SchemaFacts => ({
+  columns: facts.columns.sort(),
+  indexes: facts.indexes.sort(),
+  foreignKeys: facts.foreignKeys.sort(),
+  enums: facts.enums.sort(),
+})
+
+/** The same facts, read from the database's catalogue. */
+export async function databaseFacts(session: SqlSession): Promise<SchemaFacts> {
+  const columns = await session.query<{ line: string }>(`
+    SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+           || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+           || ' DEFAULT ' || coalesce(pg_get_expr(d.adbin, d.adrelid), 'null') AS line
+      FROM pg_attribute a
+      JOIN pg_class c ON c.oid = a.attrelid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+       AND c.relname <> '_prisma_migrations'`)
+  const indexes = await session.query<{ line: string }>(`
+    SELECT t.relname || ': ' || CASE WHEN ix.indisprimary THEN 'PRIMARY KEY' WHEN ix.indisunique THEN 'UNIQUE' ELSE 'INDEX' END
+           || ' (' || string_agg(a.attname, ', ' ORDER BY k.n) || ')' AS line
+      FROM pg_index ix
+      JOIN pg_class t ON t.oid = ix.indrelid
+      JOIN pg_namespace n ON n.oid = t.relnamespace
+      CROSS JOIN LATERAL unnest(ix.indkey) WITH ORDINALITY AS k(attnum, n)
+      JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+     WHERE n.nspname = 'public' AND t.relname <> '_prisma_migrations'
+     GROUP BY t.relname, ix.indexrelid, ix.indisprimary, ix.indisunique`)
+  const foreignKeys = await session.query<{ line: string }>(`
+    SELECT c.relname || ': ' || pg_get_constraintdef(k.oid) AS line
+      FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE k.contype = 'f' AND n.nspname = 'public'`)
+  const enums = await session.query<{ line: string }>(`
+    SELECT t.typname || ': ' || string_agg(e.enumlabel, ', ' ORDER BY e.enumsortorder) AS line
+      FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid JOIN pg_namespace n ON n.oid = t.typnamespace
+     WHERE n.nspname = 'public' GROUP BY t.typname`)
+  const lines = (rows: { line: string }[]) => rows.map((r) => r.line)
+  return sorted({ columns: lines(columns), indexes: lines(indexes), foreignKeys: lines(foreignKeys), enums: lines(enums) })
+}
