@@ -42,6 +42,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
+    // On close the listener stops accepting; requests already received are finished, not answered 503.
+    return503OnClosing: false,
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     clientErrorHandler,

@@ -11,9 +11,20 @@ const DEFAULTS = Object.freeze({
 })
 
 export function installResponseHeaders(app: FastifyInstance): void {
+  let closing = false
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(DEFAULTS)
     reply.header('x-request-id', request.id)
+    done()
+  })
+  // While the service shuts down, a response on a kept-alive connection closes it (RFC 9112 §9.6);
+  // otherwise the close would wait for the client's idle timeout.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
+  app.addHook('preClose', (done) => {
+    closing = true
     done()
   })
 }

@@ -1,0 +1,39 @@
+// Configuration from the environment: defaults, and one clear error naming a bad variable.
+import path from 'node:path'
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations on start', async (t) => {
+  t.same(loadConfig({}), {
+    port: 3000,
+    host: '127.0.0.1',
+    database: { kind: 'pglite', dataDir: path.resolve('data') },
+    migrateOnStart: true,
+    logLevel: 'info',
+  })
+})
+
+t.test('every variable is read', async (t) => {
+  const config = loadConfig({
+    PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn',
+  })
+  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop' }, migrateOnStart: false, logLevel: 'warn' })
+  t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
+})
+
+t.test('a bad value is a ConfigError naming the variable', async (t) => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://x@y/z' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ MIGRATE_ON_START: 'maybe' }, 'MIGRATE_ON_START'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ HOST: 'a b' }, 'HOST'],
+  ]
+  for (const [env, name] of cases) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message: new RegExp(`^${name} `) }, JSON.stringify(env))
+  }
+  t.ok(new ConfigError('x') instanceof Error)
+})

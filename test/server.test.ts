@@ -1,0 +1,120 @@
+// The service as a process: npm start's entry point, its data directory, signals and crashes.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import t, { type Test } from 'tap'
+import { productBody } from './helpers/fixtures.js'
+
+const ENTRY = path.resolve('src/server.ts')
+
+interface Running {
+  child: ChildProcess
+  origin: string
+  /** Resolves with the first log line whose `msg` matches. */
+  waitFor(msg: RegExp): Promise<Record<string, unknown>>
+  exited: Promise<{ code: number | null; stderr: string }>
+}
+
+function startServer(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (chunk) => (stderr += chunk))
+  const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: Record<string, unknown>
+    try {
+      line = JSON.parse(text)
+    } catch {
+      return
+    }
+    for (const waiter of [...waiters]) {
+      if (waiter.msg.test(String(line.msg))) waiters.splice(waiters.indexOf(waiter), 1), waiter.resolve(line)
+    }
+  })
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })))
+  const waitFor = (msg: RegExp) => new Promise<Record<string, unknown>>((resolve) => waiters.push({ msg, resolve }))
+  const running: Running = { child, origin: '', waitFor, exited }
+  return running
+}
+
+async function started(t: Test, env: Record<string, string>): Promise<Running> {
+  const running = startServer(env)
+  t.teardown(() => void running.child.kill('SIGKILL'))
+  const listening = await Promise.race([running.waitFor(/^Server listening at/), running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))])
+  const match = /http:\/\/127\.0\.0\.1:(\d+)/.exec(String(listening.msg))
+  if (!match) throw new Error(`the server did not start: ${String(listening.msg)}`)
+  running.origin = `http://127.0.0.1:${match[1]}`
+  return running
+}
+
+function tempDir(t: Test): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'resourceful-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+const post = (origin: string, body: unknown) =>
+  fetch(`${origin}/api/v1/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+t.test('a bad configuration stops the start with one line naming the variable', async (t) => {
+  const { code, stderr } = await startServer({ PORT: 'abc' }).exited
+  t.equal(code, 1)
+  t.equal(stderr, 'Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")\n')
+})
+
+t.test('the embedded database lives in DATA_DIR: created, migrated and kept across restarts', async (t) => {
+  const dataDir = path.join(tempDir(t), 'data')
+  const first = await started(t, { DATA_DIR: dataDir })
+  const created = await post(first.origin, productBody())
+  t.equal(created.status, 201)
+  const id = ((await created.json()) as { id: string }).id
+  first.child.kill('SIGTERM')
+  t.equal((await first.exited).code, 0, 'SIGTERM: exit 0')
+
+  const second = await started(t, { DATA_DIR: dataDir })
+  const read = await fetch(`${second.origin}/api/v1/products/${id}`)
+  t.equal(read.status, 200, 'the product is still there')
+  second.child.kill('SIGINT')
+  t.equal((await second.exited).code, 0, 'SIGINT: exit 0')
+})
+
+t.test('a crash right after a 201 loses nothing', async (t) => {
+  const dataDir = path.join(tempDir(t), 'data')
+  const first = await started(t, { DATA_DIR: dataDir })
+  const created = await post(first.origin, productBody())
+  const id = ((await created.json()) as { id: string }).id
+  first.child.kill('SIGKILL')
+  await first.exited
+  const second = await started(t, { DATA_DIR: dataDir })
+  t.equal((await fetch(`${second.origin}/api/v1/products/${id}`)).status, 200)
+})
+
+t.test('SIGTERM: stop accepting, finish the request in flight, then exit 0', async (t) => {
+  const server = await started(t, { DATA_DIR: path.join(tempDir(t), 'data'), LOG_LEVEL: 'debug' })
+  const body = JSON.stringify(productBody())
+  const port = Number(new URL(server.origin).port)
+  const socket = connect(port, '127.0.0.1')
+  let response = ''
+  socket.on('data', (chunk) => (response += chunk))
+  const closed = new Promise((resolve) => socket.on('close', resolve))
+  await new Promise((resolve) => socket.once('connect', resolve))
+  // The headers and half the body: the request is in flight when the signal comes.
+  socket.write(`POST /api/v1/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`)
+  const received = server.waitFor(/^incoming request/)
+  socket.write(body.slice(0, 10))
+  await received
+  const shuttingDown = server.waitFor(/^shutting down/)
+  server.child.kill('SIGTERM')
+  await shuttingDown
+  socket.write(body.slice(10))
+  await closed
+  t.match(response, /^HTTP\/1\.1 201 Created/, 'the request in flight completes')
+  t.match(response, /\r\nconnection: close\r\n/i, 'and closes its kept-alive connection')
+  t.equal((await server.exited).code, 0)
+})
