@@ -34,7 +34,9 @@ function startServer(env: Record<string, string>): Running {
       return
     }
     for (const waiter of [...waiters]) {
-      if (waiter.msg.test(String(line.msg))) waiters.splice(waiters.indexOf(waiter), 1), waiter.resolve(line)
+      if (!waiter.msg.test(String(line.msg))) continue
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve(line)
     }
   })
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })))
