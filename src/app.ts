@@ -12,6 +12,7 @@ import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { RouteTable } from './http/routes.js'
 import { AJV_OPTIONS } from './http/validator.js'
+import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
 
 /** The version every path starts with: `/api/v1`. */
@@ -21,6 +22,8 @@ export interface BuildOptions {
   /** An already open database (tests); otherwise the configured one is opened and closed with the app. */
   database?: Database
   logger?: FastifyServerOptions['logger']
+  /** The collections to serve; the shop's by default. */
+  collections?: readonly Collection[]
 }
 
 declare module 'fastify' {
@@ -60,7 +63,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installOptions(app, routes)
   await app.register(
     async (api) => {
-      for (const collection of collections) registerCollection(api, collection, db)
+      for (const collection of options.collections ?? collections) registerCollection(api, collection, db)
     },
     { prefix: API_PREFIX },
   )

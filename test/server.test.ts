@@ -19,8 +19,10 @@ interface Running {
 }
 
 function startServer(env: Record<string, string>): Running {
+  // A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
+  // make it report coverage that does not map onto tap's own.
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''

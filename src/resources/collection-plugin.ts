@@ -10,7 +10,7 @@ import { pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import { representer, type Representation, type Row } from './represent.js'
 import { createStore, type Scope } from './store.js'
-import { changes, checkReadOnly, fullData, patchData } from './writes.js'
+import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
 
 type Params = { id?: string; parentId?: string }
 type Body = Record<string, unknown>
@@ -69,21 +69,24 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
 
   async function create(request: FastifyRequest<{ Params: Params; Body: Body }>, reply: FastifyReply) {
     const scope = await listScope(request.params)
+    const data = fullData(collection, request.body)
+    await options.hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId })
     const now = new Date()
-    const data = { ...fullData(collection, request.body), ...scope, id: uuidv7(), createdAt: now, updatedAt: now }
-    const row = await store.create(data)
+    const row = await store.create({ ...toColumns(collection, data), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
     return detail(row)
   }
 
   /** Read, merge, write only if nobody wrote in between (else again); a write that changes nothing stores nothing. */
-  async function update(params: Params, body: Body, toData: (current: Representation) => Row) {
+  async function update(params: Params, operation: 'replace' | 'patch', toData: (current: Representation) => WriteData) {
     const scope = scopeOf(params)
     for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
       const row = await store.find(scope)
       if (!row) throw notFound()
       const current = await detail(row)
-      const changed = changes(collection, toData(current), current)
+      const data = toData(current)
+      await options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
+      const changed = toColumns(collection, changes(data, current))
       if (Object.keys(changed).length === 0) return current
       // updated_at moves forward on every change, even two within one millisecond.
       const previous = row.updatedAt as Date
@@ -95,13 +98,13 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   }
 
   const replace = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
-    update(request.params, request.body, (current) => {
+    update(request.params, 'replace', (current) => {
       checkReadOnly(collection, request.body, current)
       return fullData(collection, request.body)
     })
 
   const patch = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
-    update(request.params, request.body, () => patchData(collection, request.body))
+    update(request.params, 'patch', () => patchData(collection, request.body))
 
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     if (!(await store.remove(scopeOf(request.params)))) throw notFound()

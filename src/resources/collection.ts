@@ -4,7 +4,25 @@ import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
+import type { Representation } from './represent.js'
 import type { ModelName, RelatedData } from './store.js'
+import type { WriteData } from './writes.js'
+
+/** What a write hook sees: the values about to be stored, and the item as it is now. */
+export interface WriteContext {
+  operation: 'create' | 'replace' | 'patch'
+  /** Values to store, by JSON field name; a hook may change or add writable fields. */
+  data: WriteData
+  /** The item's current representation (replace and patch). */
+  current?: Representation
+  /** The parent item's id, in a nested collection. */
+  parentId?: string
+}
+
+export interface CollectionHooks {
+  /** Runs after validation and before the write; throw an ApiError to refuse it. */
+  beforeWrite?(context: WriteContext): void | Promise<void>
+}
 
 export interface CollectionOptions {
   /** The plural noun in the path: `/api/v1/{name}`. */
@@ -29,6 +47,7 @@ export interface CollectionOptions {
   owner?: string
   access: CollectionAccess
   fieldAccess?: Readonly<Record<string, FieldAccess>>
+  hooks?: CollectionHooks
 }
 
 export interface Collection {

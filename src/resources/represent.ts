@@ -23,6 +23,3 @@ export function representer(fields: readonly Field[]): (row: Row) => Representat
     return out
   }
 }
-
-/** The JSON form of one field's value as the client sends it back, for comparisons. */
-export const jsonValue = (field: Field, value: unknown): unknown => converterOf(field)(value)

@@ -2,33 +2,28 @@
 import { ApiError, type ErrorDetail } from '../errors.js'
 import type { Collection } from './collection.js'
 import type { Field } from './fields.js'
-import { jsonValue, type Representation, type Row } from './represent.js'
+import type { Representation, Row } from './represent.js'
 
+/** Values by JSON field name, as a write will store them. */
+export type WriteData = Record<string, unknown>
 type Body = Record<string, unknown>
-
-const toColumn = (field: Field, value: unknown): unknown =>
-  field.kind === 'datetime' && typeof value === 'string' ? new Date(value) : value
 
 /** An absent field and `null` mean the same on POST and PUT: the field's default, or null. */
 const valueOrDefault = (field: Field, value: unknown): unknown => (value === undefined || value === null ? field.default : value)
 
-/** The stored data of a POST or PUT body: every writable field, defaults filled in. */
-export function fullData(collection: Collection, body: Body): Row {
-  const data: Row = {}
+/** The data of a POST or PUT body: every writable field, defaults filled in. */
+export function fullData(collection: Collection, body: Body): WriteData {
+  const data: WriteData = {}
   for (const field of collection.fields) {
-    if (field.readOnly) continue
-    data[field.column] = toColumn(field, valueOrDefault(field, body[field.name]))
+    if (!field.readOnly) data[field.name] = valueOrDefault(field, body[field.name])
   }
   return data
 }
 
 /** RFC 7396 on a flat object: named members change, `null` clears (back to the default), arrays replace. */
-export function patchData(collection: Collection, body: Body): Row {
-  const data: Row = {}
-  for (const [name, value] of Object.entries(body)) {
-    const field = collection.field.get(name)!
-    data[field.column] = toColumn(field, valueOrDefault(field, value))
-  }
+export function patchData(collection: Collection, body: Body): WriteData {
+  const data: WriteData = {}
+  for (const [name, value] of Object.entries(body)) data[name] = valueOrDefault(collection.field.get(name)!, value)
   return data
 }
 
@@ -47,11 +42,20 @@ export function checkReadOnly(collection: Collection, body: Body, current: Repre
 }
 
 /** The part of `data` that differs from the current representation; empty when the write changes nothing. */
-export function changes(collection: Collection, data: Row, current: Representation): Row {
-  const changed: Row = {}
-  for (const field of collection.fields) {
-    if (!(field.column in data)) continue
-    if (!same(jsonValue(field, data[field.column]), current[field.name])) changed[field.column] = data[field.column]
+export function changes(data: WriteData, current: Representation): WriteData {
+  const changed: WriteData = {}
+  for (const [name, value] of Object.entries(data)) {
+    if (!same(value, current[name])) changed[name] = value
   }
   return changed
+}
+
+/** The Prisma data for write data: model field names, timestamps as Dates. */
+export function toColumns(collection: Collection, data: WriteData): Row {
+  const row: Row = {}
+  for (const [name, value] of Object.entries(data)) {
+    const field = collection.field.get(name)!
+    row[field.column] = field.kind === 'datetime' && typeof value === 'string' ? new Date(value) : value
+  }
+  return row
 }

@@ -1,6 +1,6 @@
 /** Starts the service on a fresh database, listening on a loopback port, and talks to it over HTTP. */
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type BuildOptions } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
@@ -51,11 +51,16 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 /** The service on a fresh, migrated database of `kind`; closed and dropped when `t` ends. */
 /** `setup` may add routes (a test's own failure cases) before the service listens. */
-export async function startApi(t: Pick<Test, 'teardown'>, kind: DatabaseKind, setup?: (app: FastifyInstance) => void): Promise<Api> {
+export async function startApi(
+  t: Pick<Test, 'teardown'>,
+  kind: DatabaseKind,
+  setup?: (app: FastifyInstance) => void,
+  options: Omit<BuildOptions, 'database'> = {},
+): Promise<Api> {
   const database = await createTestDatabase(kind)
   const db = openDatabase(database.config)
   await migrate(db)
-  const app = await buildApp(testConfig({ database: database.config, migrateOnStart: false }), { database: db })
+  const app = await buildApp(testConfig({ database: database.config, migrateOnStart: false }), { ...options, database: db })
   setup?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {
