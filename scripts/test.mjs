@@ -89,11 +89,14 @@ if (!focused) {
   failed += (await run(process.execPath, [bin('eslint', 'bin/eslint.js'), '.'])) === 0 ? 0 : 1
 }
 
-const postgres = await findPostgres()
+const wantsPostgres = (process.env.TEST_DATABASES ?? 'postgres').split(',').includes('postgres')
+const postgres = wantsPostgres ? await findPostgres() : undefined
 const env = { ...process.env }
 if (postgres) {
   env.TEST_DATABASE_URL = postgres.url
   console.log(`> tests on PostgreSQL (${postgres.source}) and PGlite`)
+} else if (!wantsPostgres) {
+  console.log(`> tests on ${process.env.TEST_DATABASES} only (TEST_DATABASES)`)
 } else if (process.env.CI === 'true') {
   console.error('No PostgreSQL: set TEST_DATABASE_URL, run one on 127.0.0.1:5432, or run Docker. CI never skips it.')
   process.exit(1)

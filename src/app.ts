@@ -41,7 +41,7 @@ function loggerOf(config: Config): FastifyServerOptions['logger'] {
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const db = options.database ?? openDatabase(config.database)
-  if (config.migrateOnStart) await migrate(db)
+  const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
@@ -52,6 +52,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clientErrorHandler,
     ajv: AJV_OPTIONS,
   })
+  for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
   app.decorate('db', db)
   if (!options.database) app.addHook('onClose', () => db.close())
 

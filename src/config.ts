@@ -25,7 +25,7 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>
 
 function readPort(env: Env): number {
-  const raw = env.PORT ?? '3000'
+  const raw = env.PORT || '3000'
   const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN
   if (!(port >= 0 && port <= 65535)) throw new ConfigError(`PORT must be an integer from 0 to 65535 (got "${raw}")`)
   return port

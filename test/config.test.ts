@@ -19,6 +19,7 @@ t.test('every variable is read', async (t) => {
   })
   t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop' }, migrateOnStart: false, logLevel: 'warn' })
   t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
+  t.same(loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '', MIGRATE_ON_START: '' }), loadConfig({}), 'empty means unset')
 })
 
 t.test('a bad value is a ConfigError naming the variable', async (t) => {

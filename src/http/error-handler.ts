@@ -34,9 +34,6 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   const fastifyError = error as Partial<FastifyError>
   if (fastifyError.validation) {
     const errors = fastifyError.validation as SchemaError[]
-    if (fastifyError.validationContext === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
-      return new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
-    }
     const config = request.routeOptions.config as ErrorRouteConfig
     const details = validationDetails(errors, config.readOnlyFields ?? new Set())
     if (fastifyError.validationContext === 'body') return new ApiError('VALIDATION_ERROR', undefined, details)

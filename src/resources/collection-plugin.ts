@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Database } from '../db/client.js'
 import { ApiError } from '../errors.js'
+import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
 import { isUuid, uuidv7 } from './ids.js'
@@ -14,11 +15,20 @@ import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData 
 
 type Params = { id?: string; parentId?: string }
 type Body = Record<string, unknown>
+type WriteRoute = { Params: Params; Body: Body }
 
 /** Times a replace or patch re-reads and retries when another write changed the item in between. */
 const WRITE_ATTEMPTS = 3
 
 const notFound = () => new ApiError('NOT_FOUND')
+
+/**
+ * Body validation is attached, not thrown, so that an unknown item or parent is a 404 before
+ * an invalid body is a 422 (the order of checks in DESIGN.md).
+ */
+function rejectInvalid(request: FastifyRequest): void {
+  if (request.validationError) throw request.validationError
+}
 
 /** Registers the collection on `app` (already prefixed with the API version). */
 export function registerCollection(app: FastifyInstance, collection: Collection, db: Database): void {
@@ -69,6 +79,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
 
   async function create(request: FastifyRequest<{ Params: Params; Body: Body }>, reply: FastifyReply) {
     const scope = await listScope(request.params)
+    rejectInvalid(request)
     const data = fullData(collection, request.body)
     await options.hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId })
     const now = new Date()
@@ -78,11 +89,13 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   }
 
   /** Read, merge, write only if nobody wrote in between (else again); a write that changes nothing stores nothing. */
-  async function update(params: Params, operation: 'replace' | 'patch', toData: (current: Representation) => WriteData) {
+  async function update(request: FastifyRequest<{ Params: Params }>, operation: 'replace' | 'patch', toData: (current: Representation) => WriteData) {
+    const params = request.params
     const scope = scopeOf(params)
     for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
       const row = await store.find(scope)
       if (!row) throw notFound()
+      rejectInvalid(request)
       const current = await detail(row)
       const data = toData(current)
       await options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
@@ -98,13 +111,13 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   }
 
   const replace = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
-    update(request.params, 'replace', (current) => {
+    update(request, 'replace', (current) => {
       checkReadOnly(collection, request.body, current)
       return fullData(collection, request.body)
     })
 
   const patch = (request: FastifyRequest<{ Params: Params; Body: Body }>) =>
-    update(request.params, 'patch', () => patchData(collection, request.body))
+    update(request, 'patch', () => patchData(collection, request.body))
 
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     if (!(await store.remove(scopeOf(request.params)))) throw notFound()
@@ -112,9 +125,10 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   }
 
   app.get(base, { config, schema: { response: { 200: Type.Array(options.schemas.summary) } } }, list)
-  app.post(base, { config, schema: { body: collection.bodies.create, response: { 201: itemSchema } } }, create)
+  const write = { config, attachValidation: true, preValidation: requireBody }
+  app.post<WriteRoute>(base, { ...write, schema: { body: collection.bodies.create, response: { 201: itemSchema } } }, create)
   app.get(itemPath, { config, schema: { response: { 200: itemSchema } } }, read)
-  app.put(itemPath, { config, schema: { body: collection.bodies.replace, response: { 200: itemSchema } } }, replace)
-  app.patch(itemPath, { config, schema: { body: collection.bodies.patch, response: { 200: itemSchema } } }, patch)
+  app.put<WriteRoute>(itemPath, { ...write, schema: { body: collection.bodies.replace, response: { 200: itemSchema } } }, replace)
+  app.patch<WriteRoute>(itemPath, { ...write, schema: { body: collection.bodies.patch, response: { 200: itemSchema } } }, patch)
   app.delete(itemPath, { config }, remove)
 }

@@ -20,7 +20,8 @@ function assertErrorBody(t: Test, res: { status: number; headers: Headers; body:
 function raw(api: Api, text: string): Promise<string> {
   const { port } = new URL(api.origin)
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(text))
+    // Written, not ended: the server closes the connection (the requests say Connection: close).
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text))
     let out = ''
     socket.on('data', (chunk) => (out += chunk))
     socket.on('end', () => resolve(out))
@@ -226,3 +227,35 @@ t.test('a database that cannot be reached is 503 with Retry-After (ERR-08)', asy
   t.equal(res.headers['retry-after'], '5')
   t.equal(res.json().error.code, 'SERVICE_UNAVAILABLE')
 })
+
+t.test('order of checks: an unknown item or parent is 404 before an invalid body is 422; unreadable JSON is 400 first', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const missing = `${V1}/products/01890000-0000-7000-8000-000000000000`
+    assertErrorBody(t, await api.patch(missing, { price: -1 }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await api.put(missing, { name: '' }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await api.put(`${V1}/products/nope`, { name: '' }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await api.post(`${missing}/reviews`, { rating: 9 }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await api.patch(missing, '{broken'), 400, 'MALFORMED_JSON')
+    assertErrorBody(t, await api.request('PATCH', missing), 400, 'BAD_REQUEST')
+  }),
+)
+
+t.test('content sent with GET or DELETE is ignored; merge patches are for PATCH only (EP-10, EP-17)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const a = await api.post(`${V1}/products`, productBody())
+    const b = await api.post(`${V1}/products`, productBody())
+    const body = '{"sku": "nothing"}'
+    const list = await raw(api, `GET ${V1}/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+    t.match(list, /^HTTP\/1\.1 200 /)
+    t.match(list, /\r\nx-total-count: 2\r\n/, 'a GET body never filters')
+    t.equal((await api.request('DELETE', `${V1}/products/${a.body.id}`, { headers: { 'content-type': 'application/json' } })).status, 204)
+    t.equal((await api.request('DELETE', `${V1}/products/${b.body.id}`, { body: 'whatever', headers: { 'content-type': 'text/plain' } })).status, 204)
+    const merge = { 'content-type': 'application/merge-patch+json' }
+    const post = await api.post(`${V1}/products`, productBody(), merge)
+    assertErrorBody(t, post, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    t.equal(post.body.error.message, 'Send the body as application/json.')
+    const patch = await api.patch(`${V1}/products/${a.body.id}`, 'name=x', { 'content-type': 'text/plain' })
+    assertErrorBody(t, patch, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    t.equal(patch.body.error.message, 'Send the body as application/merge-patch+json or application/json.')
+  }),
+)

@@ -2,8 +2,10 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
+import { buildApp } from '../../src/app.js'
 import { openDatabase } from '../../src/db/client.js'
 import { migrate, MigrationError, MIGRATIONS_DIR, readMigrations } from '../../src/db/migrate.js'
+import { testConfig } from '../helpers/api.js'
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
 
 async function freshDatabase(t: Test, kind: 'postgres' | 'pglite') {
@@ -68,4 +70,18 @@ t.test('postgres: instances starting together migrate once (advisory lock)', { s
   t.same(applied, readMigrations().map((m) => m.name), 'each migration applied by exactly one instance')
   const rows = await instances[0]!.withSession((s) => s.query<{ n: number }>('SELECT count(*)::int AS n FROM _prisma_migrations'))
   t.equal(rows[0]!.n, readMigrations().length)
+})
+
+t.test('the service warns at start when an applied migration file has changed', async (t) => {
+  const { database, db } = await freshDatabase(t, databaseKinds()[0]!)
+  await migrate(db)
+  await db.withSession((s) => s.query("UPDATE _prisma_migrations SET checksum = 'changed'"))
+  const lines: { msg: string; migration?: string }[] = []
+  const stream = { write: (line: string) => void lines.push(JSON.parse(line)) }
+  const app = await buildApp(testConfig({ database: database.config }), { database: db, logger: { level: 'warn', stream } })
+  t.teardown(() => app.close())
+  t.same(
+    lines.map((l) => [l.msg, l.migration]),
+    readMigrations().map((m) => ['migration file changed after it was applied', m.name]),
+  )
 })
