@@ -1,9 +1,9 @@
-// docs/reference/errors.md and the catalogue in src/errors.ts list the same codes with the same statuses.
+// docs/errors.md and the catalogue in src/errors.ts list the same codes with the same statuses.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { CATALOGUE } from '../src/errors.js'
 
-const doc = readFileSync('docs/reference/errors.md', 'utf8')
+const doc = readFileSync('docs/errors.md', 'utf8')
 const documented = new Map([...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]))
 
 t.test('every catalogue code is documented with its status', async (t) => {

@@ -6,9 +6,11 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import t, { type Test } from 'tap'
+import { createTestDatabase, databaseKinds } from './helpers/databases.js'
 import { productBody } from './helpers/fixtures.js'
 
 const ENTRY = path.resolve('src/server.ts')
+const MIGRATE_CLI = path.resolve('src/cli/migrate.ts')
 
 interface Running {
   child: ChildProcess
@@ -18,11 +20,14 @@ interface Running {
   exited: Promise<{ code: number | null; stderr: string }>
 }
 
+/** A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
+ * make it report coverage that does not map onto tap's own. */
+const childEnv = (env: Record<string, string>) =>
+  ({ PATH: process.env.PATH, HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0', PORT: '0', LOG_LEVEL: 'info', ...env })
+
 function startServer(env: Record<string, string>): Running {
-  // A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
-  // make it report coverage that does not map onto tap's own.
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
@@ -121,4 +126,35 @@ t.test('SIGTERM: stop accepting, finish the request in flight, then exit 0', asy
   t.match(response, /^HTTP\/1\.1 201 Created/, 'the request in flight completes')
   t.match(response, /\r\nconnection: close\r\n/i, 'and closes its kept-alive connection')
   t.equal((await server.exited).code, 0)
+})
+
+t.test('with DATABASE_URL the same service runs on PostgreSQL', { skip: !databaseKinds().includes('postgres') && 'no PostgreSQL' }, async (t) => {
+  const database = await createTestDatabase('postgres')
+  t.teardown(() => database.drop())
+  const url = (database.config as { url: string }).url
+  const first = await started(t, { DATABASE_URL: url })
+  const created = await post(first.origin, productBody())
+  t.equal(created.status, 201)
+  const id = ((await created.json()) as { id: string }).id
+  first.child.kill('SIGTERM')
+  t.equal((await first.exited).code, 0)
+  const second = await started(t, { DATABASE_URL: url })
+  t.equal((await fetch(`${second.origin}/api/v1/products/${id}`)).status, 200)
+  second.child.kill('SIGTERM')
+  await second.exited
+})
+
+t.test('npm run migrate applies what is pending and then has nothing to do', async (t) => {
+  const env = childEnv({ DATA_DIR: path.join(tempDir(t), 'data') })
+  const run = () =>
+    new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', MIGRATE_CLI], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+      let stdout = ''
+      child.stdout.on('data', (chunk) => (stdout += chunk))
+      child.on('exit', (code) => resolve({ code, stdout }))
+    })
+  const first = await run()
+  t.equal(first.code, 0)
+  t.match(first.stdout, /^applied: \d{14}_init/)
+  t.same(await run(), { code: 0, stdout: 'the database is up to date\n' })
 })
