@@ -1,0 +1,78 @@
+/**
+ * Floor 2: a bare node:http + pg server that runs by hand the SQL each endpoint needs, with the
+ * same pool size as the service. The service is measured as a ratio of this: its cost beyond
+ * the database's.
+ */
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import pg from 'pg'
+
+// Decimals and counts as JS numbers, as the service represents them.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number)
+
+const pool = new pg.Pool({ connectionString: process.argv[2], max: 10 })
+const ITEM = 'id, name, sku, price, cost, stock, status, description, tags, created_at, updated_at'
+const STATS = 'SELECT count(*)::int AS review_count, round(avg(rating), 2)::float8 AS rating_average FROM reviews WHERE product_id = $1'
+
+function send(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value)
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body)
+}
+
+async function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+  let text = ''
+  for await (const chunk of request) text += chunk
+  return JSON.parse(text)
+}
+
+async function getProduct(id: string) {
+  const [item, stats] = await Promise.all([pool.query(`SELECT ${ITEM} FROM products WHERE id = $1`, [id]), pool.query(STATS, [id])])
+  return { ...item.rows[0], ...stats.rows[0] }
+}
+
+async function listProducts(url: URL) {
+  const status = url.searchParams.get('status')
+  const [page, total] = await Promise.all([
+    pool.query('SELECT id, name, sku, price, status FROM products WHERE status = $1 ORDER BY price ASC, id ASC LIMIT 20 OFFSET 0', [status]),
+    pool.query('SELECT count(*)::int AS n FROM products WHERE status = $1', [status]),
+  ])
+  return { rows: page.rows, total: total.rows[0].n as number }
+}
+
+async function createProduct(body: Record<string, unknown>) {
+  const { rows } = await pool.query(
+    `INSERT INTO products (id, name, sku, price, stock, tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now(), now()) RETURNING ${ITEM}`,
+    [randomUUID(), body.name, body.sku, body.price, body.stock, body.tags],
+  )
+  return { ...rows[0], review_count: 0, rating_average: null }
+}
+
+async function patchProduct(id: string, body: Record<string, unknown>) {
+  const [item, stats] = await Promise.all([
+    pool.query(`UPDATE products SET stock = $2, updated_at = now() WHERE id = $1 RETURNING ${ITEM}`, [id, body.stock]),
+    pool.query(STATS, [id]),
+  ])
+  return { ...item.rows[0], ...stats.rows[0] }
+}
+
+const server = createServer(async (request, response) => {
+  const url = new URL(request.url!, 'http://floor')
+  const id = /^\/api\/v1\/products\/([^/]+)$/.exec(url.pathname)?.[1]
+  try {
+    if (request.method === 'GET' && id) return send(response, 200, await getProduct(id))
+    if (request.method === 'GET') {
+      const { rows, total } = await listProducts(url)
+      response.setHeader('x-total-count', total)
+      return send(response, 200, rows)
+    }
+    if (request.method === 'POST') return send(response, 201, await createProduct(await readBody(request)))
+    if (request.method === 'PATCH' && id) return send(response, 200, await patchProduct(id, await readBody(request)))
+    send(response, 404, {})
+  } catch (error) {
+    send(response, 500, { error: String(error) })
+  }
+})
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address()
+  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`)
+})

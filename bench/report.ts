@@ -1,0 +1,66 @@
+/** Formats a benchmark run as the Markdown in bench/results/latest.md. */
+import { cpus } from 'node:os'
+import type { LoadResult } from './load.js'
+
+export interface ScenarioResult {
+  name: string
+  service: LoadResult
+  constant: LoadResult
+  database: LoadResult
+}
+
+export interface Probe {
+  name: string
+  medianMs: number
+  p90Ms: number
+  target?: number
+}
+
+export interface BenchReport {
+  smoke: boolean
+  products: number
+  connections: number
+  seconds: number
+  pinned: boolean
+  scenarios: ScenarioResult[]
+  probes: Probe[]
+  starts: { name: string; ms: number }[]
+  peakRssMiB: number | undefined
+}
+
+const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a')
+
+export function toMarkdown(report: BenchReport): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU'
+  const lines = [
+    `# Benchmark results${report.smoke ? ' (smoke run: not a measurement)' : ''}`,
+    '',
+    `${new Date().toISOString().slice(0, 10)}; ${cpus().length} cores (${cpu}); Node ${process.version}; ` +
+      `PostgreSQL on the same machine; ${n(report.products)} products; ${report.connections} connections; ` +
+      `${report.seconds} s per run after a warm-up; service and floors ${report.pinned ? 'pinned to core 0, load generator to the last core' : 'not pinned (no taskset)'}.`,
+    '',
+    '| Scenario | Service req/s | p50 ms | p99 ms | DB floor req/s | Constant floor req/s | vs DB floor | vs constant floor | Errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...report.scenarios.map((s) =>
+      `| ${s.name} | ${n(s.service.rps)} | ${n(s.service.p50, 1)} | ${n(s.service.p99, 1)} | ${n(s.database.rps)} | ${n(s.constant.rps)} | ` +
+        `${ratio(s.service.rps, s.database.rps)} | ${ratio(s.service.rps, s.constant.rps)} | ${s.service.errors + s.database.errors + s.constant.errors} |`,
+    ),
+    '',
+    '| Single request (sequential) | median ms | p90 ms | target |',
+    '|---|---:|---:|---|',
+    ...report.probes.map((p) => `| ${p.name} | ${n(p.medianMs, 1)} | ${n(p.p90Ms, 1)} | ${p.target ? `< ${p.target} ms` : ''} |`),
+    '',
+    '| Start to first answered request | ms |',
+    '|---|---:|',
+    ...report.starts.map((s) => `| ${s.name} | ${n(s.ms)} |`),
+    '',
+    `Peak RSS of the service during the load runs: ${report.peakRssMiB ?? 'n/a'} MiB.`,
+    '',
+    'Ratios are requests per second of the service divided by the floor\'s in the same run: the database',
+    'floor is node:http + pg running the same SQL by hand; the constant floor answers a constant body of',
+    'the same size. See docs/performance.md.',
+    '',
+  ]
+  return lines.join('\n')
+}

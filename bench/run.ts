@@ -1,0 +1,147 @@
+/**
+ * `npm run bench`: the service on a fresh PostgreSQL database with 100,000 seeded products,
+ * measured against two floors in the same run; results to bench/results/latest.md.
+ * `npm run bench -- --smoke` proves the harness in a few seconds (small data, short runs).
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { openDatabase } from '../src/db/client.js'
+import { migrate } from '../src/db/migrate.js'
+import type { LoadResult } from './load.js'
+import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor, startServer, type Started } from './processes.js'
+import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
+import { LIST_QUERY, SCENARIOS } from './scenarios.js'
+import { seed } from './seed.js'
+
+const smoke = process.argv.includes('--smoke')
+const settings = smoke
+  ? { products: 1_000, warmupSeconds: 1, seconds: 2, connections: 10, probes: 5 }
+  : { products: 100_000, warmupSeconds: 3, seconds: 10, connections: 50, probes: 40 }
+const serverUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const run = randomBytes(3).toString('hex').toUpperCase()
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
+
+async function onServer<T>(fn: (client: pg.Client) => Promise<T>, url = serverUrl): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+/** Sequential requests, for latencies that do not depend on load: median and p90. */
+async function probe(origin: string, name: string, path: string, target?: number): Promise<Probe> {
+  const times: number[] = []
+  for (let i = 0; i < settings.probes; i++) {
+    const began = performance.now()
+    const response = await fetch(origin + path)
+    await response.arrayBuffer()
+    if (!response.ok) throw new Error(`${path}: ${response.status}`)
+    times.push(performance.now() - began)
+  }
+  times.sort((a, b) => a - b)
+  return { name, medianMs: times[Math.floor(times.length / 2)]!, p90Ms: times[Math.floor(times.length * 0.9)]!, target }
+}
+
+async function startService(env: NodeJS.ProcessEnv): Promise<Started> {
+  const port = await freePort()
+  const [command, args] = pinned(SERVER_CORE, process.execPath, ['dist/server.js'])
+  return startServer(command, args, { LOG_LEVEL: 'warn', PORT: String(port), ...env }, port, '/api/v1/products?size=1')
+}
+
+async function measureStarts(databaseUrl: string): Promise<{ name: string; ms: number }[]> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'resourceful-bench-'))
+  try {
+    const starts = []
+    for (const [name, env] of [
+      ['PostgreSQL (migrated database)', { DATABASE_URL: databaseUrl }],
+      ['Embedded PGlite, first start (creates and migrates ./data)', { DATABASE_URL: '', DATA_DIR: dataDir }],
+      ['Embedded PGlite, later start', { DATABASE_URL: '', DATA_DIR: dataDir }],
+    ] as const) {
+      const service = await startService(env)
+      starts.push({ name, ms: service.startMs })
+      await service.stop()
+    }
+    return starts
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function main(): Promise<void> {
+  log('building')
+  if (spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed')
+  const name = `resourceful_bench_${run.toLowerCase()}`
+  const databaseUrl = withDatabase(serverUrl, name)
+  await onServer((client) => client.query(`CREATE DATABASE ${name}`))
+  const floors: Started[] = []
+  let service: Started | undefined
+  try {
+    const db = openDatabase({ kind: 'postgres', url: databaseUrl })
+    await migrate(db)
+    await db.close()
+    log(`seeding ${settings.products} products`)
+    const ids = await onServer((client) => seed(client, settings.products), databaseUrl)
+    const idsFile = path.join(mkdtempSync(path.join(tmpdir(), 'resourceful-ids-')), 'ids.json')
+    writeFileSync(idsFile, JSON.stringify(ids))
+
+    const starts = await measureStarts(databaseUrl)
+    service = await startService({ DATABASE_URL: databaseUrl })
+    const databaseFloor = await startFloor(['bench/floor-database.ts', databaseUrl])
+    floors.push(databaseFloor)
+    let loads = 0
+    // Each load run gets its own prefix, so values it creates (skus) never collide with another's.
+    const load = (origin: string, scenario: string) =>
+      runLoad<LoadResult>({ origin, scenario, idsFile, run: `${run}${(loads += 1)}`, connections: settings.connections, warmupSeconds: settings.warmupSeconds, seconds: settings.seconds })
+
+    const scenarios: ScenarioResult[] = []
+    for (const scenario of SCENARIOS) {
+      log(scenario.name)
+      const sample = scenario.request(0, ids, `${run}S`)
+      const response = await fetch(service.origin + sample.path, { method: sample.method, body: sample.body, headers: sample.body ? { 'content-type': 'application/json' } : {} })
+      const body = await response.text()
+      if (response.status !== scenario.status) throw new Error(`${scenario.name}: the service answered ${response.status}: ${body}`)
+      const result = await load(service.origin, scenario.name)
+      const constantFloor = await startFloor(['bench/floor-constant.ts', String(scenario.status), body])
+      const constant = await load(constantFloor.origin, scenario.name)
+      await constantFloor.stop()
+      const database = await load(databaseFloor.origin, scenario.name)
+      scenarios.push({ name: scenario.name, service: result, constant, database })
+    }
+    const peak = peakRssMiB(service.child.pid!)
+
+    log('single-request latencies')
+    const probes = [
+      await probe(service.origin, `GET ?${LIST_QUERY} (with X-Total-Count)`, `/api/v1/products?${LIST_QUERY}`, 30),
+      await probe(service.origin, 'GET ?size=20 (X-Total-Count over all products)', '/api/v1/products?size=20', 30),
+      await probe(service.origin, 'GET ?page=4000&size=20 (deep page)', '/api/v1/products?page=4000&size=20', 30),
+    ]
+
+    const report: BenchReport = {
+      smoke, products: settings.products, connections: settings.connections, seconds: settings.seconds,
+      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak,
+    }
+    const markdown = toMarkdown(report)
+    process.stdout.write(`\n${markdown}`)
+    mkdirSync('bench/results', { recursive: true })
+    writeFileSync(smoke ? 'bench/results/smoke.md' : 'bench/results/latest.md', markdown)
+  } finally {
+    await service?.stop()
+    for (const floor of floors) await floor.stop()
+    await onServer((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+  }
+}
+
+await main()

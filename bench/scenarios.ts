@@ -1,0 +1,46 @@
+/** The load-test scenarios: the request stream each sends, shared by the service and both floors. */
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PATCH'
+  path: string
+  body?: string
+}
+
+export interface Scenario {
+  name: string
+  /** The status every response must have; anything else counts as an error. */
+  status: number
+  /** The n-th request of a run; `ids` are existing product ids, `run` makes created values unique. */
+  request(n: number, ids: readonly string[], run: string): BenchRequest
+}
+
+const pick = (ids: readonly string[], n: number) => ids[(n * 7919) % ids.length]!
+
+export const LIST_QUERY = 'status=active&sort=price&size=20'
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'GET one product',
+    status: 200,
+    request: (n, ids) => ({ method: 'GET', path: `/api/v1/products/${pick(ids, n)}` }),
+  },
+  {
+    name: 'GET a filtered, sorted page of 20 with its total',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/products?${LIST_QUERY}` }),
+  },
+  {
+    name: 'POST a product',
+    status: 201,
+    request: (n, _ids, run) => ({
+      method: 'POST',
+      path: '/api/v1/products',
+      body: JSON.stringify({ name: `Bench ${n}`, sku: `B${run}-${n}`, price: 9.99, stock: n % 100, tags: ['bench'] }),
+    }),
+  },
+  {
+    name: 'PATCH one field',
+    status: 200,
+    request: (n, ids) => ({ method: 'PATCH', path: `/api/v1/products/${pick(ids, n)}`, body: JSON.stringify({ stock: n % 100_000 }) }),
+  },
+]

@@ -1,0 +1,22 @@
+/** Seeds a benchmark database in SQL: `products` rows and two reviews for each. */
+import type pg from 'pg'
+
+export async function seed(client: pg.Client, products: number): Promise<string[]> {
+  await client.query(
+    `INSERT INTO products (id, name, sku, price, cost, stock, status, description, tags, created_at, updated_at)
+     SELECT gen_random_uuid(), 'Product ' || i, 'SKU-' || i, 1 + (i % 10000) / 100.0, (i % 5000) / 100.0, i % 500,
+            (ARRAY['draft', 'active', 'archived'])[1 + i % 3]::product_status,
+            'A product for the load test.', ARRAY['tag' || (i % 50), 'bench'],
+            now() - i * interval '1 second', now() - i * interval '1 second'
+       FROM generate_series(1, $1) AS i`,
+    [products],
+  )
+  await client.query(
+    `INSERT INTO reviews (id, product_id, author_id, rating, title, body, created_at, updated_at)
+     SELECT gen_random_uuid(), p.id, gen_random_uuid(), 1 + (abs(hashtext(p.sku || r)) % 5), 'Review ' || r, 'Fine.', now(), now()
+       FROM products p CROSS JOIN generate_series(1, 2) AS r`,
+  )
+  await client.query('ANALYZE')
+  const { rows } = await client.query<{ id: string }>('SELECT id FROM products ORDER BY random() LIMIT 5000')
+  return rows.map((r) => r.id)
+}
