@@ -9,7 +9,7 @@ import type { Collection } from './collection.js'
 import { isUuid, uuidv7 } from './ids.js'
 import { pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
-import { representer, type Representation, type Row } from './represent.js'
+import { representer, type Representation } from './represent.js'
 import { createStore, type Scope } from './store.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
 
@@ -22,6 +22,14 @@ const WRITE_ATTEMPTS = 3
 
 const notFound = () => new ApiError('NOT_FOUND')
 
+const storeOf = (db: Database, collection: Collection) =>
+  createStore(db.prisma, {
+    model: collection.options.model,
+    columns: collection.columns,
+    listColumns: collection.listColumns,
+    fieldNames: collection.fields.filter((f) => !f.computed).map((f) => f.name),
+  })
+
 /**
  * Body validation is attached, not thrown, so that an unknown item or parent is a 404 before
  * an invalid body is a 422 (the order of checks in DESIGN.md).
@@ -33,12 +41,12 @@ function rejectInvalid(request: FastifyRequest): void {
 /** Registers the collection on `app` (already prefixed with the API version). */
 export function registerCollection(app: FastifyInstance, collection: Collection, db: Database): void {
   const { options } = collection
-  const store = createStore(db.prisma, { model: options.model, fields: collection.fields, related: options.related ?? {} })
+  const store = storeOf(db, collection)
   const parent = options.parent
-  const parentStore = parent && createStore(db.prisma, { model: parent.collection.options.model, fields: parent.collection.fields, related: {} })
+  const parentStore = parent && storeOf(db, parent.collection)
   const parentColumn = parent && collection.field.get(parent.field)!.column
-  const summary = representer(collection.summaryFields)
-  const detailColumns = representer(collection.fields)
+  const summary = representer(collection.summaryFields, options.computed)
+  const detail = representer(collection.fields, options.computed)
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const itemPath = `${base}/:id`
   const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }
@@ -55,11 +63,6 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
     if (!parentStore || !parentColumn) return {}
     if (!isUuid(params.parentId!) || !(await parentStore.exists({ id: params.parentId }))) throw notFound()
     return { [parentColumn]: params.parentId }
-  }
-
-  async function detail(row: Row): Promise<Representation> {
-    const representation = detailColumns(row)
-    return options.related ? Object.assign(representation, await store.related(row.id as string)) : representation
   }
 
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
@@ -96,7 +99,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
       const row = await store.find(scope)
       if (!row) throw notFound()
       rejectInvalid(request)
-      const current = await detail(row)
+      const current = detail(row)
       const data = toData(current)
       await options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
       const changed = toColumns(collection, changes(data, current))

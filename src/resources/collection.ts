@@ -2,10 +2,10 @@
 import type { TObject } from 'typebox'
 import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
-import { deriveFields, type Field } from './fields.js'
+import { deriveFields, toCamel, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
-import type { Representation } from './represent.js'
-import type { ModelName, RelatedData } from './store.js'
+import type { ComputedField, Representation } from './represent.js'
+import type { ModelName } from './store.js'
 import type { WriteData } from './writes.js'
 
 /** What a write hook sees: the values about to be stored, and the item as it is now. */
@@ -39,8 +39,8 @@ export interface CollectionOptions {
   }
   sortable?: readonly string[]
   filterable?: readonly string[]
-  /** Related data in the detail representation, computed in SQL. */
-  related?: Readonly<Record<string, RelatedData>>
+  /** Fields of the item schema computed from stored columns (which need not be in the schema). */
+  computed?: Readonly<Record<string, ComputedField>>
   /** Nests the collection one level below another: `/{parent}/{id}/{name}`; `field` holds the parent's id. */
   parent?: { collection: Collection; field: string }
   /** The field that holds the item's owner, set from the caller and never from the body. */
@@ -57,6 +57,10 @@ export interface Collection {
   readonly field: ReadonlyMap<string, Field>
   readonly summaryFields: readonly Field[]
   readonly readOnly: readonly string[]
+  /** Model fields an item read selects: its columns and what its computed fields read. */
+  readonly columns: readonly string[]
+  /** Model fields a list read selects. */
+  readonly listColumns: readonly string[]
   readonly listSpec: ListSpec
   readonly bodies: {
     readonly create: object
@@ -78,7 +82,8 @@ function pick(fields: ReadonlyMap<string, Field>, names: readonly string[], what
 /** Checks the declaration and derives everything the routes need, so that no request derives anything. */
 export function defineCollection(options: CollectionOptions): Collection {
   const { name, schemas } = options
-  const fields = deriveFields(schemas.item, schemas.create, Object.keys(options.related ?? {}))
+  const computed = options.computed ?? {}
+  const fields = deriveFields(schemas.item, schemas.create, Object.keys(computed))
   const field = new Map(fields.map((f) => [f.name, f]))
   const id = field.get('id')
   if (!id) throw new TypeError(`collection ${name}: the item schema needs an id`)
@@ -88,13 +93,19 @@ export function defineCollection(options: CollectionOptions): Collection {
     if (!field.has(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
   }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
+  const columnsOf = (chosen: readonly Field[]) => [
+    ...new Set(chosen.flatMap((f) => (f.computed ? computed[f.name]!.from.map(toCamel) : [f.column]))),
+  ]
   return {
     options,
     name,
     fields,
     field,
-    summaryFields: [...pick(field, summaryNames, 'summary', name).values()],
+    summaryFields,
     readOnly,
+    columns: columnsOf(fields),
+    listColumns: columnsOf(summaryFields),
     listSpec: {
       sortable: pick(field, options.sortable ?? [], 'sortable', name),
       filterable: pick(field, options.filterable ?? [], 'filterable', name),

@@ -15,8 +15,8 @@ export interface Field {
   readonly values: readonly string[] | undefined
   /** Set by the server only: absent from the create schema. */
   readonly readOnly: boolean
-  /** Computed from other tables (counts, averages); not a column. */
-  readonly related: boolean
+  /** Computed from other columns when represented; not a column itself. */
+  readonly computed: boolean
   /** The value a create or replace uses when the field is absent or null. */
   readonly default: unknown
 }
@@ -43,7 +43,7 @@ function kindOf(name: string, schema: JsonSchema): FieldKind {
 }
 
 /** The field table of a collection: every property of the item schema, in its order. */
-export function deriveFields(item: TSchema, create: TSchema, relatedNames: readonly string[]): Field[] {
+export function deriveFields(item: TSchema, create: TSchema, computedNames: readonly string[]): Field[] {
   const itemProps = (item as JsonSchema).properties ?? {}
   const createProps = (create as JsonSchema).properties ?? {}
   return Object.entries(itemProps).map(([name, schema]) => {
@@ -56,7 +56,7 @@ export function deriveFields(item: TSchema, create: TSchema, relatedNames: reado
       nullable: types.includes('null'),
       values: schema.enum?.filter((v): v is string => typeof v === 'string'),
       readOnly: input === undefined,
-      related: relatedNames.includes(name),
+      computed: computedNames.includes(name),
       default: input?.default ?? null,
     }
   })

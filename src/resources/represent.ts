@@ -1,5 +1,5 @@
 /** Turns stored rows into representations: JSON names, decimals as numbers, timestamps as RFC 3339. */
-import type { Field } from './fields.js'
+import { toCamel, type Field } from './fields.js'
 
 export type Row = Record<string, unknown>
 export type Representation = Record<string, unknown>
@@ -14,12 +14,25 @@ const timestamp: Convert = (value) => (value instanceof Date ? value.toISOString
 const converterOf = (field: Field): Convert =>
   field.kind === 'number' ? decimal : field.kind === 'datetime' ? timestamp : asIs
 
-/** A function from a row to the representation with the given fields (related data added by the caller). */
-export function representer(fields: readonly Field[]): (row: Row) => Representation {
-  const plan = fields.filter((f) => !f.related).map((f) => [f.name, f.column, converterOf(f)] as const)
+/** A field computed from stored values when represented; `from` names them (JSON names). */
+export interface ComputedField {
+  from: readonly string[]
+  value(stored: Record<string, unknown>): unknown
+}
+
+/** A function from a row to the representation with the given fields, computed ones included. */
+export function representer(
+  fields: readonly Field[],
+  computed: Readonly<Record<string, ComputedField>> = {},
+): (row: Row) => Representation {
+  const plan = fields.filter((f) => !f.computed).map((f) => [f.name, f.column, converterOf(f)] as const)
+  const derived = fields
+    .filter((f) => f.computed)
+    .map((f) => [f.name, computed[f.name]!.value, computed[f.name]!.from.map((n) => [n, toCamel(n)] as const)] as const)
   return (row) => {
     const out: Representation = {}
     for (const [name, column, convert] of plan) out[name] = convert(row[column])
+    for (const [name, value, from] of derived) out[name] = value(Object.fromEntries(from.map(([n, column]) => [n, row[column]])))
     return out
   }
 }

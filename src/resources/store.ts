@@ -1,7 +1,6 @@
 /** The collection factory's data functions: the only place outside db/ that calls Prisma. */
 import type { PrismaClient } from '../db/generated/client.js'
 import { translateDatabaseError, type ConflictContext } from '../db/prisma-errors.js'
-import type { Field } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
 import { toPrismaArgs } from './list-query/to-prisma.js'
 import type { Row } from './represent.js'
@@ -21,13 +20,7 @@ interface Delegate {
   create(args: Args): Promise<Row>
   update(args: Args): Promise<Row>
   delete(args: Args): Promise<Row>
-  aggregate(args: Args): Promise<Record<string, Record<string, unknown>>>
 }
-
-/** Related data computed in SQL from another model: a count or an average of its rows. */
-export type RelatedData =
-  | { kind: 'count'; model: ModelName; by: string }
-  | { kind: 'average'; model: ModelName; by: string; of: string; decimals: number }
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
 export type Scope = Record<string, unknown>
@@ -40,48 +33,16 @@ export interface Store {
   /** Updates the row only if it still has `updatedAt`; null when another write came first. */
   updateIfUnchanged(scope: Scope, updatedAt: Date, data: Row): Promise<Row | null>
   remove(scope: Scope): Promise<boolean>
-  related(id: string): Promise<Record<string, unknown>>
 }
 
 export interface StoreOptions {
   model: ModelName
-  fields: readonly Field[]
-  related: Readonly<Record<string, RelatedData>>
-}
-
-function relatedLoader(prisma: PrismaClient, related: Readonly<Record<string, RelatedData>>, conflict: ConflictContext) {
-  // One aggregate query per (model, foreign key), computed at startup.
-  const groups = new Map<string, { model: ModelName; by: string; entries: [string, RelatedData][] }>()
-  for (const entry of Object.entries(related)) {
-    const key = `${entry[1].model}.${entry[1].by}`
-    const group = groups.get(key) ?? { model: entry[1].model, by: entry[1].by, entries: [] }
-    group.entries.push(entry)
-    groups.set(key, group)
-  }
-  const queries = [...groups.values()].map(({ model, by, entries }) => {
-    const delegate = prisma[model] as unknown as Delegate
-    const avg = Object.fromEntries(entries.flatMap(([, d]) => (d.kind === 'average' ? [[d.of, true]] : [])))
-    return async (id: string, out: Record<string, unknown>) => {
-      const result = await guard(conflict, () =>
-        delegate.aggregate({ where: { [by]: id }, _count: { _all: true }, ...(Object.keys(avg).length ? { _avg: avg } : {}) }),
-      )
-      for (const [name, d] of entries) {
-        if (d.kind === 'count') out[name] = result._count!._all
-        else out[name] = roundOrNull(result._avg![d.of], d.decimals)
-      }
-    }
-  })
-  return async (id: string) => {
-    const out: Record<string, unknown> = {}
-    await Promise.all(queries.map((query) => query(id, out)))
-    return out
-  }
-}
-
-function roundOrNull(value: unknown, decimals: number): number | null {
-  if (value === null || value === undefined) return null
-  const factor = 10 ** decimals
-  return Math.round(Number(value) * factor) / factor
+  /** Model fields every read returns (item and list). */
+  columns: readonly string[]
+  /** Model fields a list page returns. */
+  listColumns: readonly string[]
+  /** JSON names of the columns, for naming fields in constraint errors. */
+  fieldNames: readonly string[]
 }
 
 async function guard<T>(context: ConflictContext, run: () => Promise<T>): Promise<T> {
@@ -93,18 +54,18 @@ async function guard<T>(context: ConflictContext, run: () => Promise<T>): Promis
 }
 
 const isNotFound = (error: unknown) => (error as { code?: string }).code === 'P2025'
+const selectOf = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, true]))
 
 export function createStore(prisma: PrismaClient, options: StoreOptions): Store {
   const delegate = prisma[options.model] as unknown as Delegate
-  const columns = options.fields.filter((f) => !f.related)
-  const select = Object.fromEntries(columns.map((f) => [f.column, true]))
-  const context: ConflictContext = { fields: columns.map((f) => f.name) }
-  const related = relatedLoader(prisma, options.related, context)
+  const select = selectOf(options.columns)
+  const listSelect = selectOf(options.listColumns)
+  const context: ConflictContext = { fields: options.fieldNames }
   return {
     async list(plan, scope) {
       const args = toPrismaArgs(plan, scope)
       const [rows, total] = await guard(context, () =>
-        Promise.all([delegate.findMany({ ...args, select }), delegate.count({ where: args.where })]),
+        Promise.all([delegate.findMany({ ...args, select: listSelect }), delegate.count({ where: args.where })]),
       )
       return { rows, total }
     },
@@ -128,6 +89,5 @@ export function createStore(prisma: PrismaClient, options: StoreOptions): Store 
         throw error
       }
     },
-    related,
   }
 }

@@ -125,3 +125,25 @@ t.test('review list: sorting and filtering by its own fields', (t) =>
     t.equal(bad.status, 400, 'the parent is not a filter of its own list')
   }),
 )
+
+t.test('review statistics stay exact through creates, updates, deletes and concurrent writes', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const [a, b] = [await product(api), await product(api)]
+    const ratings = [5, 4, 3, 5, 1, 2, 4, 4, 5, 3]
+    const created = await Promise.all(ratings.map((rating) => api.post(`${V1}/products/${a}/reviews`, { rating })))
+    t.ok(created.every((r) => r.status === 201))
+    const sum = ratings.reduce((x, y) => x + y, 0)
+    t.match((await api.get(`${V1}/products/${a}`)).body, { review_count: 10, rating_average: Math.round((sum / 10) * 100) / 100 })
+    await api.delete(`${V1}/products/${a}/reviews/${created[0]!.body.id}`)
+    await api.put(`${V1}/products/${a}/reviews/${created[1]!.body.id}`, { rating: 1 })
+    t.match((await api.get(`${V1}/products/${a}`)).body, { review_count: 9, rating_average: Math.round(((sum - 5 - 4 + 1) / 9) * 100) / 100 })
+    t.match((await api.get(`${V1}/products/${b}`)).body, { review_count: 0, rating_average: null }, 'other products untouched')
+    const rows = await api.db.withSession((s) =>
+      s.query<{ ok: boolean }>(`SELECT p.review_count = (SELECT count(*) FROM reviews r WHERE r.product_id = p.id)
+                                   AND p.rating_total = (SELECT coalesce(sum(rating), 0) FROM reviews r WHERE r.product_id = p.id) AS ok FROM products p`),
+    )
+    t.ok(rows.every((r) => r.ok), 'the stored counters equal a recount')
+    const sorted = await api.get(`${V1}/products?sort=review_count&order=desc`)
+    t.same(sorted.body.map((p: { id: string }) => p.id), [a, b], 'products sort by review_count')
+  }),
+)
