@@ -11,8 +11,13 @@ import pg from 'pg'
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number)
 
 const pool = new pg.Pool({ connectionString: process.argv[2], max: 10 })
-const ITEM = 'id, name, sku, price, cost, stock, status, description, tags, created_at, updated_at'
-const STATS = 'SELECT count(*)::int AS review_count, round(avg(rating), 2)::float8 AS rating_average FROM reviews WHERE product_id = $1'
+const ITEM = 'id, name, sku, price, cost, stock, status, description, tags, review_count, rating_total, created_at, updated_at'
+
+/** The representation: rating_total is stored, rating_average is what clients see. */
+function product(row: Record<string, unknown>) {
+  const { rating_total: total, ...rest } = row as { rating_total: number; review_count: number }
+  return { ...rest, rating_average: rest.review_count ? Math.round((total / rest.review_count) * 100) / 100 : null }
+}
 
 function send(response: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value)
@@ -26,8 +31,8 @@ async function readBody(request: IncomingMessage): Promise<Record<string, unknow
 }
 
 async function getProduct(id: string) {
-  const [item, stats] = await Promise.all([pool.query(`SELECT ${ITEM} FROM products WHERE id = $1`, [id]), pool.query(STATS, [id])])
-  return { ...item.rows[0], ...stats.rows[0] }
+  const { rows } = await pool.query(`SELECT ${ITEM} FROM products WHERE id = $1`, [id])
+  return product(rows[0])
 }
 
 async function listProducts(url: URL) {
@@ -44,15 +49,12 @@ async function createProduct(body: Record<string, unknown>) {
     `INSERT INTO products (id, name, sku, price, stock, tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now(), now()) RETURNING ${ITEM}`,
     [randomUUID(), body.name, body.sku, body.price, body.stock, body.tags],
   )
-  return { ...rows[0], review_count: 0, rating_average: null }
+  return product(rows[0])
 }
 
 async function patchProduct(id: string, body: Record<string, unknown>) {
-  const [item, stats] = await Promise.all([
-    pool.query(`UPDATE products SET stock = $2, updated_at = now() WHERE id = $1 RETURNING ${ITEM}`, [id, body.stock]),
-    pool.query(STATS, [id]),
-  ])
-  return { ...item.rows[0], ...stats.rows[0] }
+  const { rows } = await pool.query(`UPDATE products SET stock = $2, updated_at = now() WHERE id = $1 RETURNING ${ITEM}`, [id, body.stock])
+  return product(rows[0])
 }
 
 const server = createServer(async (request, response) => {
