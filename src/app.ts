@@ -5,7 +5,7 @@ import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
 import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
-import { clientErrorHandler, installErrorHandling } from './http/error-handler.js'
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
 import { installOptions } from './http/options.js'
 import { requestId } from './http/request-id.js'
@@ -50,6 +50,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     clientErrorHandler,
+    frameworkErrors,
     ajv: AJV_OPTIONS,
   })
   for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')

@@ -15,11 +15,24 @@ export const JSON_TYPES = [JSON_TYPE, MERGE_PATCH_TYPE]
 /** Methods whose body is read; content sent with any other (GET, DELETE) is ignored (RFC 9110 §9.3.1, §9.3.5). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
+/** RFC 5789 §3.1: the patch formats PATCH accepts, sent with OPTIONS and with a 415 to a PATCH. */
+export const ACCEPT_PATCH = `${MERGE_PATCH_TYPE}, ${JSON_TYPE}`
+
+/** Strings PostgreSQL cannot store (U+0000) or that are not Unicode text (lone surrogates, RFC 8259 §8.2). */
+const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F])/i
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
 /**
  * A body must be one JSON object. `JSON.parse` (not a reviver or a merge) keeps `__proto__`
  * and `constructor` as plain own keys, which validation then rejects as unknown fields.
  */
-export function parseJsonObject(text: string): Record<string, unknown> {
+export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+  let text: string
+  try {
+    text = decoder.decode(bytes)
+  } catch {
+    throw new ApiError('MALFORMED_JSON', 'The request body is not valid UTF-8.')
+  }
   if (text.trim() === '') throw new ApiError('MALFORMED_JSON', 'The request body is empty; send a JSON object.')
   let value: unknown
   try {
@@ -31,16 +44,29 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
   }
+  // Only bodies that escape such a character pay for the walk.
+  if (SUSPECT_ESCAPE.test(text) && !textIsStorable(value)) {
+    throw new ApiError('MALFORMED_JSON', 'The request body has a string with U+0000 or an unpaired surrogate.')
+  }
   return value as Record<string, unknown>
 }
 
+function textIsStorable(value: unknown): boolean {
+  if (typeof value === 'string') return !value.includes('\u0000') && value.isWellFormed()
+  if (typeof value !== 'object' || value === null) return true
+  return Object.entries(value).every(([key, item]) => textIsStorable(key) && textIsStorable(item))
+}
+
 const unsupported = (request: FastifyRequest) =>
-  new ApiError(
-    'UNSUPPORTED_MEDIA_TYPE',
-    request.method === 'PATCH'
-      ? `Send the body as ${MERGE_PATCH_TYPE} or ${JSON_TYPE}.`
-      : `Send the body as ${JSON_TYPE}.`,
-  )
+  request.method === 'PATCH'
+    ? new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${MERGE_PATCH_TYPE} or ${JSON_TYPE}.`, [], { headers: { 'accept-patch': ACCEPT_PATCH } })
+    : new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE} (UTF-8).`)
+
+/** JSON is UTF-8 (RFC 8259 §8.1): a charset parameter may only say so. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
+
+/** Whether a body of this request is read at all: unknown routes and body-less methods skip it. */
+const readsBody = (request: FastifyRequest) => BODY_METHODS.has(request.method) && !request.is404
 
 /** preValidation hook of routes that need a body: a request without one is unreadable. */
 export async function requireBody(request: FastifyRequest): Promise<void> {
@@ -49,20 +75,22 @@ export async function requireBody(request: FastifyRequest): Promise<void> {
 
 export function installBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
-    if (!BODY_METHODS.has(request.method)) return done(null, undefined)
-    if (request.headers['content-type']?.toLowerCase().startsWith(MERGE_PATCH_TYPE) && request.method !== 'PATCH') {
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    if (!readsBody(request)) return done(null, undefined)
+    const type = request.headers['content-type']!.toLowerCase()
+    const charset = CHARSET.exec(type)?.[1]
+    if ((type.startsWith(MERGE_PATCH_TYPE) && request.method !== 'PATCH') || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
       return done(unsupported(request), undefined)
     }
     try {
-      done(null, parseJsonObject(body as string))
+      done(null, parseJsonObject(body as Buffer))
     } catch (error) {
       done(error as Error, undefined)
     }
   })
   // Every other media type: ignored where bodies are, refused where they are read.
   app.addContentTypeParser('*', (request, _payload, done) => {
-    if (!BODY_METHODS.has(request.method)) return done(null, undefined)
+    if (!readsBody(request)) return done(null, undefined)
     done(unsupported(request), undefined)
   })
 }

@@ -2,6 +2,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, CATALOGUE, isApiError, type ErrorCode } from '../errors.js'
+import { applyDefaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 import { validationDetails, type SchemaError } from './validation.js'
 
@@ -54,6 +55,8 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send({ error: { code: error.code, message: error.message, details: error.details } })
 }
 
+export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')
+
 /** Installs the error and not-found handlers; `routes` tells a known path (405) from an unknown one (404). */
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((error, request, reply) => {
@@ -64,10 +67,19 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
   })
   app.setNotFoundHandler((request, reply) => {
     const allow = routes.allowFor(request.url.split('?', 1)[0]!)
-    if (allow === undefined) return sendError(reply, new ApiError('NOT_FOUND', 'No resource exists at this path.'))
+    if (allow === undefined) return sendError(reply, noResource())
     const message = `${request.method} is not allowed here; allowed: ${allow}.`
     return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', message, [], { headers: { allow } }))
   })
+}
+
+/**
+ * Fastify's `frameworkErrors`: failures before routing, such as a path with broken percent-encoding
+ * (`/products/%zz`), which can name no resource: 404 with the uniform body and the usual headers.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  applyDefaultHeaders(request, reply)
+  sendError(reply, error.code === 'FST_ERR_BAD_URL' ? noResource() : toApiError(error, request))
 }
 
 /** Requests Node's parser rejects before Fastify sees them still get the uniform body. */

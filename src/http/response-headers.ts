@@ -1,5 +1,5 @@
 /** Headers every response carries: the request id, a no-store default and the OWASP security headers. */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 // Computed once: the same object is applied to every reply.
 const DEFAULTS = Object.freeze({
@@ -10,11 +10,16 @@ const DEFAULTS = Object.freeze({
   'referrer-policy': 'no-referrer',
 })
 
+/** The headers every response starts with; also used where Fastify answers before the hooks run. */
+export function applyDefaultHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(DEFAULTS)
+  reply.header('x-request-id', request.id)
+}
+
 export function installResponseHeaders(app: FastifyInstance): void {
   let closing = false
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(DEFAULTS)
-    reply.header('x-request-id', request.id)
+    applyDefaultHeaders(request, reply)
     done()
   })
   // While the service shuts down, a response on a kept-alive connection closes it (RFC 9112 §9.6);

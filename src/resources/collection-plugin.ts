@@ -17,8 +17,11 @@ type Params = { id?: string; parentId?: string }
 type Body = Record<string, unknown>
 type WriteRoute = { Params: Params; Body: Body }
 
-/** Times a replace or patch re-reads and retries when another write changed the item in between. */
-const WRITE_ATTEMPTS = 3
+/**
+ * Times a replace or patch re-reads and retries when another write changed the item in between.
+ * Every lost race means another writer succeeded, so this bounds the writers racing on one item.
+ */
+const WRITE_ATTEMPTS = 50
 
 const notFound = () => new ApiError('NOT_FOUND')
 
@@ -66,11 +69,12 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   }
 
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
-    const plan = parseListQuery(request.query as RawQuery, collection.listSpec)
+    const query = request.query as RawQuery
+    const plan = parseListQuery(query, collection.listSpec)
     const { rows, total } = await store.list(plan, await listScope(request.params))
-    const [path, search = ''] = request.url.split('?', 2) as [string, string?]
+    const path = request.url.split('?', 1)[0]!
     reply.header('x-total-count', total)
-    reply.header('link', pageLinks(path, search, plan.page, Math.max(1, Math.ceil(total / plan.size))))
+    reply.header('link', pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size))))
     return rows.map(summary)
   }
 
@@ -86,7 +90,13 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
     const data = fullData(collection, request.body)
     await options.hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId })
     const now = new Date()
-    const row = await store.create({ ...toColumns(collection, data), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+    const row = await store
+      .create({ ...toColumns(collection, data), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      .catch((error: unknown) => {
+        // The parent was deleted between the check and the insert: it is gone, as for a list.
+        const orphan = parent && error instanceof ApiError && error.details.some((d) => d.field === parent.field)
+        throw orphan ? notFound() : error
+      })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
     return detail(row)
   }

@@ -57,6 +57,8 @@ export interface Collection {
   readonly field: ReadonlyMap<string, Field>
   readonly summaryFields: readonly Field[]
   readonly readOnly: readonly string[]
+  /** Read-only fields a PUT may echo but never change: the id, the creation time, the parent, the owner. */
+  readonly identity: readonly string[]
   /** Model fields an item read selects: its columns and what its computed fields read. */
   readonly columns: readonly string[]
   /** Model fields a list read selects. */
@@ -104,6 +106,7 @@ export function defineCollection(options: CollectionOptions): Collection {
     field,
     summaryFields,
     readOnly,
+    identity: ['id', 'created_at', options.parent?.field, options.owner].filter((f): f is string => f !== undefined && field.has(f)),
     columns: columnsOf(fields),
     listColumns: columnsOf(summaryFields),
     listSpec: {
@@ -113,7 +116,7 @@ export function defineCollection(options: CollectionOptions): Collection {
     },
     bodies: {
       create: createBodySchema(schemas.create),
-      replace: replaceBodySchema(schemas.create, readOnly),
+      replace: replaceBodySchema(schemas.create, schemas.item, readOnly),
       patch: patchBodySchema(schemas.create),
     },
   }

@@ -19,12 +19,13 @@ export function createBodySchema(create: TObject): ObjectSchema {
 }
 
 /**
- * PUT carries the full representation, so the read-only fields a GET returned may come back;
- * the handler accepts them only when equal to the stored values.
+ * PUT carries the full representation, so the read-only fields a GET returned may come back,
+ * typed as in the item schema; the handler checks the identifying ones against the stored item.
  */
-export function replaceBodySchema(create: TObject, readOnly: readonly string[]): ObjectSchema {
+export function replaceBodySchema(create: TObject, item: TObject, readOnly: readonly string[]): ObjectSchema {
   const schema = clone(create)
-  for (const name of readOnly) schema.properties[name] = {} as TSchema
+  const itemProperties = (item as unknown as ObjectSchema).properties
+  for (const name of readOnly) schema.properties[name] = itemProperties[name]!
   return schema
 }
 

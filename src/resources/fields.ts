@@ -19,12 +19,19 @@ export interface Field {
   readonly computed: boolean
   /** The value a create or replace uses when the field is absent or null. */
   readonly default: unknown
+  /** Bounds of a number or integer field (from the schema; an integer column's range otherwise). */
+  readonly range: readonly [number, number] | undefined
 }
+
+/** The range of a PostgreSQL `integer`, the bound of an integer field whose schema sets none. */
+const INT4: readonly [number, number] = [-2_147_483_648, 2_147_483_647]
 
 export const toCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 export const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
 interface JsonSchema {
+  minimum?: number
+  maximum?: number
   type?: string | string[]
   format?: string
   enum?: unknown[]
@@ -49,10 +56,14 @@ export function deriveFields(item: TSchema, create: TSchema, computedNames: read
   return Object.entries(itemProps).map(([name, schema]) => {
     const input = createProps[name]
     const types = Array.isArray(schema.type) ? schema.type : [schema.type]
+    const kind = kindOf(name, schema)
+    const numeric = kind === 'integer' || kind === 'number'
+    const fallback = kind === 'integer' ? INT4 : [-Infinity, Infinity]
     return {
       name,
       column: toCamel(name),
-      kind: kindOf(name, schema),
+      kind,
+      range: numeric ? ([schema.minimum ?? fallback[0]!, schema.maximum ?? fallback[1]!] as const) : undefined,
       nullable: types.includes('null'),
       values: schema.enum?.filter((v): v is string => typeof v === 'string'),
       readOnly: input === undefined,

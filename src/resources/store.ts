@@ -1,6 +1,7 @@
 /** The collection factory's data functions: the only place outside db/ that calls Prisma. */
 import type { PrismaClient } from '../db/generated/client.js'
 import { translateDatabaseError, type ConflictContext } from '../db/prisma-errors.js'
+import { ApiError } from '../errors.js'
 import type { ListPlan } from './list-query/plan.js'
 import { toPrismaArgs } from './list-query/to-prisma.js'
 import type { Row } from './represent.js'
@@ -53,7 +54,15 @@ async function guard<T>(context: ConflictContext, run: () => Promise<T>): Promis
   }
 }
 
-const isNotFound = (error: unknown) => (error as { code?: string }).code === 'P2025'
+/** The row was not there (Prisma P2025, already translated): null rather than an error. */
+async function orNull<T>(write: Promise<T>): Promise<T | null> {
+  try {
+    return await write
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'NOT_FOUND') return null
+    throw error
+  }
+}
 const selectOf = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, true]))
 
 export function createStore(prisma: PrismaClient, options: StoreOptions): Store {
@@ -72,22 +81,8 @@ export function createStore(prisma: PrismaClient, options: StoreOptions): Store 
     find: (scope) => guard(context, () => delegate.findUnique({ where: scope, select })),
     exists: async (scope) => (await guard(context, () => delegate.findUnique({ where: scope, select: { id: true } }))) !== null,
     create: (data) => guard(context, () => delegate.create({ data, select })),
-    async updateIfUnchanged(scope, updatedAt, data) {
-      try {
-        return await guard(context, () => delegate.update({ where: { ...scope, updatedAt }, data, select }))
-      } catch (error) {
-        if (error instanceof Error && isNotFound(error.cause)) return null
-        throw error
-      }
-    },
-    async remove(scope) {
-      try {
-        await guard(context, () => delegate.delete({ where: scope, select: { id: true } }))
-        return true
-      } catch (error) {
-        if (error instanceof Error && isNotFound(error.cause)) return false
-        throw error
-      }
-    },
+    updateIfUnchanged: (scope, updatedAt, data) =>
+      orNull(guard(context, () => delegate.update({ where: { ...scope, updatedAt }, data, select }))),
+    remove: async (scope) => (await orNull(guard(context, () => delegate.delete({ where: scope, select: { id: true } })))) !== null,
   }
 }

@@ -30,12 +30,14 @@ export function patchData(collection: Collection, body: Body): WriteData {
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /**
- * A PUT may send back the read-only fields a GET gave it (GET, edit, PUT), but not change them.
- * Throws VALIDATION_ERROR naming every read-only field whose value differs.
+ * A PUT may send back the read-only fields a GET gave it (GET, edit, PUT). Those that identify the
+ * item must be unchanged; those the server maintains (updated_at, counters) may be stale and are
+ * ignored, so the round trip works after others changed them. Throws VALIDATION_ERROR naming
+ * every identifying field whose value differs.
  */
 export function checkReadOnly(collection: Collection, body: Body, current: Representation): void {
   const details: ErrorDetail[] = []
-  for (const name of collection.readOnly) {
+  for (const name of collection.identity) {
     if (name in body && !same(body[name], current[name])) details.push({ field: name, reason: 'is read-only and differs from the stored value' })
   }
   if (details.length > 0) throw new ApiError('VALIDATION_ERROR', undefined, details)

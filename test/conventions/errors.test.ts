@@ -31,9 +31,13 @@ function raw(api: Api, text: string): Promise<string> {
 
 t.test('unknown paths are 404 with the uniform JSON body, never an HTML page (RES-01, RES-02, ERR-01)', (t) =>
   eachDatabase(t, async (t, api) => {
-    for (const path of [`${V1}/widgets`, `${V1}/Products`, '/', '/api', `${V1}/products/x/y/z/w`]) {
-      assertErrorBody(t, await api.get(path), 404, 'NOT_FOUND')
+    for (const path of [`${V1}/widgets`, `${V1}/Products`, '/', '/api', `${V1}/products/x/y/z/w`, `${V1}/products/%zz`, `${V1}/wid%gets`]) {
+      const res = await api.get(path)
+      assertErrorBody(t, res, 404, 'NOT_FOUND')
+      t.ok(res.headers.get('x-request-id'), `${path}: X-Request-Id`)
+      t.equal(res.headers.get('x-content-type-options'), 'nosniff')
     }
+    assertErrorBody(t, await api.delete(`${V1}/products/%E0%A4%A`), 404, 'NOT_FOUND')
   }),
 )
 
@@ -110,6 +114,10 @@ t.test('a body that is not JSON is 415 (EP-25, SEC-15)', (t) =>
     }
     const charset = await api.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=utf-8' })
     t.equal(charset.status, 201, 'a charset parameter is fine')
+    const upper = await api.post(`${V1}/products`, productBody(), { 'content-type': 'Application/JSON; Charset="UTF-8"' })
+    t.equal(upper.status, 201, 'media types and charsets are case-insensitive')
+    const latin = await api.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=iso-8859-1' })
+    assertErrorBody(t, latin, 415, 'UNSUPPORTED_MEDIA_TYPE')
   }),
 )
 
@@ -149,6 +157,22 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
     const missing = await api.post(`${V1}/products`, {})
     t.same(missing.body.error.details.map((d: { field: string }) => d.field), ['name', 'sku', 'price'])
     t.ok(missing.body.error.details.every((d: { reason: string }) => d.reason === 'is required'))
+  }),
+)
+
+t.test('text the database cannot store, or that is not Unicode, is refused (SEC-04, RFC 8259 §8)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    for (const name of ['a\\u0000b', 'a\\ud800b', 'a\\udc00']) {
+      const res = await api.post(`${V1}/products`, `{"name":"${name}","sku":"TXT-1","price":1}`)
+      assertErrorBody(t, res, 400, 'MALFORMED_JSON')
+    }
+    const bytes = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","sku":"TXT-2","price":1}')])
+    const invalid = await fetch(api.origin + `${V1}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes })
+    t.equal(invalid.status, 400, 'invalid UTF-8 is not silently replaced')
+    const paired = await api.post(`${V1}/products`, '{"name":"smile \\ud83d\\ude00","sku":"TXT-3","price":1}')
+    t.equal(paired.status, 201, 'a surrogate pair is an ordinary character')
+    t.equal(paired.body.name, 'smile \u{1F600}')
+    t.equal((await api.get(`${V1}/products`)).body.length, 1, 'only that one was stored')
   }),
 )
 
@@ -236,6 +260,8 @@ t.test('order of checks: an unknown item or parent is 404 before an invalid body
     assertErrorBody(t, await api.put(`${V1}/products/nope`, { name: '' }), 404, 'NOT_FOUND')
     assertErrorBody(t, await api.post(`${missing}/reviews`, { rating: 9 }), 404, 'NOT_FOUND')
     assertErrorBody(t, await api.patch(missing, '{broken'), 400, 'MALFORMED_JSON')
+    assertErrorBody(t, await api.post(`${V1}/widgets`, '{broken'), 404, 'NOT_FOUND')
+    assertErrorBody(t, await api.put(`${V1}/products`, 'x', { 'content-type': 'text/plain' }), 405, 'METHOD_NOT_ALLOWED')
     assertErrorBody(t, await api.request('PATCH', missing), 400, 'BAD_REQUEST')
   }),
 )
@@ -253,9 +279,12 @@ t.test('content sent with GET or DELETE is ignored; merge patches are for PATCH 
     const merge = { 'content-type': 'application/merge-patch+json' }
     const post = await api.post(`${V1}/products`, productBody(), merge)
     assertErrorBody(t, post, 415, 'UNSUPPORTED_MEDIA_TYPE')
-    t.equal(post.body.error.message, 'Send the body as application/json.')
+    t.equal(post.body.error.message, 'Send the body as application/json (UTF-8).')
     const patch = await api.patch(`${V1}/products/${a.body.id}`, 'name=x', { 'content-type': 'text/plain' })
     assertErrorBody(t, patch, 415, 'UNSUPPORTED_MEDIA_TYPE')
     t.equal(patch.body.error.message, 'Send the body as application/merge-patch+json or application/json.')
+    const jsonPatch = await api.patch(`${V1}/products/${a.body.id}`, '[]', { 'content-type': 'application/json-patch+json' })
+    assertErrorBody(t, jsonPatch, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    t.equal(jsonPatch.headers.get('accept-patch'), 'application/merge-patch+json, application/json', 'RFC 5789 §2.2: Accept-Patch')
   }),
 )

@@ -90,20 +90,40 @@ t.test('PUT replaces: omitted optional fields become their default or null; 200 
   }),
 )
 
-t.test('PUT accepts the read-only fields a GET returned when unchanged, and refuses changed ones (Z-9)', (t) =>
+t.test('PUT takes back a GET body: server-maintained fields may be stale, identifying ones must not change (Z-9, STATE-06)', (t) =>
   eachDatabase(t, async (t, api) => {
     const created = await api.post(`${V1}/products`, productBody())
+    const url = `${V1}/products/${created.body.id}`
     const edited = { ...created.body, name: 'Edited' }
-    const ok = await api.put(`${V1}/products/${created.body.id}`, edited)
-    t.equal(ok.status, 200, 'GET, edit, PUT works')
-    t.equal(ok.body.name, 'Edited')
-    const bad = await api.put(`${V1}/products/${created.body.id}`, { ...ok.body, id: '01890000-0000-7000-8000-000000000000', review_count: 7 })
+    await api.post(`${url}/reviews`, { rating: 4 })
+    const ok = await api.put(url, edited)
+    t.equal(ok.status, 200, 'GET, edit, PUT works though review_count changed meanwhile')
+    t.match(ok.body, { name: 'Edited', review_count: 1, rating_average: 4 })
+    const again = await api.put(url, edited)
+    t.equal(again.status, 200, 'the same PUT again, with the old updated_at, still works')
+    t.same(again.body, ok.body)
+    const bad = await api.put(url, { ...ok.body, id: '01890000-0000-7000-8000-000000000000', created_at: '2020-01-01T00:00:00.000Z' })
     t.equal(bad.status, 422)
     t.same(bad.body.error.details, [
       { field: 'id', reason: 'is read-only and differs from the stored value' },
-      { field: 'review_count', reason: 'is read-only and differs from the stored value' },
+      { field: 'created_at', reason: 'is read-only and differs from the stored value' },
     ])
-    t.equal((await api.get(`${V1}/products/${created.body.id}`)).body.name, 'Edited', 'unchanged')
+    const mistyped = await api.put(url, { ...ok.body, review_count: [[[[1]]]] })
+    t.equal(mistyped.status, 422, 'read-only fields are typed as in the item')
+    t.equal((await api.get(url)).body.name, 'Edited', 'unchanged')
+  }),
+)
+
+t.test('concurrent writes to one item all succeed without If-Match: the last one wins, none is lost half-way', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const created = await api.post(`${V1}/products`, productBody())
+    const url = `${V1}/products/${created.body.id}`
+    const patches = await Promise.all(Array.from({ length: 30 }, (_, i) => api.patch(url, { stock: i + 1 })))
+    t.same([...new Set(patches.map((r) => r.status))], [200], 'thirty concurrent PATCHes: all 200')
+    const puts = await Promise.all(Array.from({ length: 10 }, (_, i) => api.put(url, { ...created.body, name: `Name ${i}` })))
+    t.same([...new Set(puts.map((r) => r.status))], [200], 'ten concurrent PUTs: all 200')
+    const final = (await api.get(url)).body
+    t.ok(puts.some((r) => r.body.name === final.name && r.body.updated_at === final.updated_at), "the stored item is one writer's whole result")
   }),
 )
 
@@ -187,6 +207,6 @@ t.test('a taken unique value is 409 CONFLICT naming the field; nothing is writte
     t.equal(patched.status, 409, 'on update too')
     t.equal((await api.get(`${V1}/products/${other.body.id}`)).body.sku, 'DUP-2')
     t.equal((await api.get(`${V1}/products`)).headers.get('x-total-count'), '2')
-    t.ok(first)
+    t.equal(first.status, 201)
   }),
 )

@@ -52,6 +52,14 @@ t.test('Link: first, prev, next, last, keeping the other parameters (EP-24, RFC 
     t.notMatch(last.headers.get('link'), /rel="next"/, 'no next on the last page')
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!
     t.equal((await api.get(next)).body.length, 2, 'the next link is followable')
+    const odd = await api.get(`${V1}/products?name[contains]=a?b%26c%3E&size=1`)
+    t.equal(
+      odd.headers.get('link')!.split(', ')[0],
+      `<${V1}/products?name[contains]=a%3Fb%26c%3E&size=1&page=1>; rel="first"`,
+      'values are re-encoded: a ? or & or > in a value cannot break the link',
+    )
+    const encodedPage = await api.get(`${V1}/products?p%61ge=2&size=2`)
+    t.notMatch(encodedPage.headers.get('link'), /p%61ge/, 'an encoded page parameter is replaced like a plain one')
   }),
 )
 
@@ -141,6 +149,14 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
       ['description[null]=maybe', 'description[null]'],
       ['sku[null]=true', 'sku[null]'],
       ['__proto__[x]=1', '__proto__[x]'],
+      ['stock=999999999999999', 'stock'],
+      ['stock[gt]=-1', 'stock[gt]'],
+      ['review_count=99999999999', 'review_count'],
+      ['created_at=0000-01-01', 'created_at'],
+      ['created_at[lt]=2026-02-30', 'created_at[lt]'],
+      ['name=a%00b', 'name'],
+      ['name[contains]=%00', 'name[contains]'],
+      ['tags=%00', 'tags'],
       ['constructor[prototype][x]=1', 'constructor[prototype][x]'],
     ]
     for (const [query, field] of cases) {

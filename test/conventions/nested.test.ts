@@ -123,6 +123,9 @@ t.test('review list: sorting and filtering by its own fields', (t) =>
     t.equal(res.headers.get('x-total-count'), '2')
     const bad = await api.get(`${V1}/products/${a}/reviews?product_id=${a}`)
     t.equal(bad.status, 400, 'the parent is not a filter of its own list')
+    t.equal((await api.get(`${V1}/products/${a}/reviews?rating=99999`)).status, 400, 'a rating no smallint holds is a 400, not a 500')
+    t.equal((await api.get(`${V1}/products/${a}/reviews?author_id=nope`)).status, 400)
+    t.same((await api.get(`${V1}/products/${a}/reviews?author_id=01890000-0000-7000-8000-000000000000`)).body, [], 'uuid filters')
   }),
 )
 

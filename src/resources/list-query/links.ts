@@ -1,12 +1,23 @@
 /** The RFC 8288 `Link` header of a list page: first, prev, next and last, keeping every other parameter. */
+import type { RawQuery } from './parse.js'
 
-/**
- * `path` is the request path; `search` its raw query string (without `?`). The other parameters are
- * kept byte for byte as the client sent them; only `page` is replaced.
- */
-export function pageLinks(path: string, search: string, page: number, lastPage: number): string {
-  const kept = search === '' ? [] : search.split('&').filter((pair) => pair !== '' && !/^page(=|$)/.test(pair))
-  const prefix = kept.length === 0 ? `${path}?` : `${path}?${kept.join('&')}&`
+// Brackets (filter operators) and commas (lists) stay readable; everything else is percent-encoded.
+const encode = (text: string) => encodeURIComponent(text).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
+
+/** The query without `page`, re-encoded from the parsed parameters, so every link is well formed. */
+function keptParameters(query: RawQuery): string {
+  const pairs: string[] = []
+  for (const [key, value] of Object.entries(query)) {
+    if (key === 'page' || value === undefined) continue
+    for (const item of [value].flat()) pairs.push(`${encode(key)}=${encode(item)}`)
+  }
+  return pairs.join('&')
+}
+
+/** `path` is the request path; `query` its parsed parameters; only `page` changes between links. */
+export function pageLinks(path: string, query: RawQuery, page: number, lastPage: number): string {
+  const kept = keptParameters(query)
+  const prefix = kept === '' ? `${path}?` : `${path}?${kept}&`
   const link = (n: number, rel: string) => `<${prefix}page=${n}>; rel="${rel}"`
   const links = [link(1, 'first')]
   if (page > 1) links.push(link(Math.min(page - 1, lastPage), 'prev'))

@@ -1,10 +1,10 @@
 /** Reads one filter value from the query string according to the field's type. */
 import type { Field } from '../fields.js'
+import { isUuid } from '../ids.js'
 import type { FilterValue } from './plan.js'
 
 const INTEGER = /^-?\d{1,15}$/
 const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 // RFC 3339 date-time, or a plain date meaning its midnight UTC.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:\d{2}))?$/
 
@@ -16,25 +16,39 @@ export type Parsed = { ok: true; value: FilterValue } | { ok: false; reason: str
 
 const fail = (reason: string): Parsed => ({ ok: false, reason })
 
+/** A number within the field's range (a value outside can match nothing, and may not fit the column). */
+function inRange(field: Field, value: number, parsed: FilterValue): Parsed {
+  const [min, max] = field.range!
+  return value >= min && value <= max ? { ok: true, value: parsed } : fail(`must be from ${min} to ${max}`)
+}
+
+/** A calendar date-time that exists (`Date.parse` rolls 2026-02-30 over to March), from year 1. */
+function dateTime(raw: string): Parsed {
+  const time = DATE_TIME.test(raw) ? Date.parse(raw) : NaN
+  const day = raw.slice(0, 10)
+  const exists = !Number.isNaN(time) && !day.startsWith('0000') && new Date(Date.parse(day)).toISOString().startsWith(day)
+  return exists ? { ok: true, value: new Date(time) } : fail('must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z')
+}
+
 export function parseValue(field: Field, raw: string): Parsed {
   switch (field.kind) {
     case 'integer':
-      return INTEGER.test(raw) ? { ok: true, value: Number(raw) } : fail('must be an integer')
+      return INTEGER.test(raw) ? inRange(field, Number(raw), Number(raw)) : fail('must be an integer')
     case 'number':
       // Kept as a string: PostgreSQL compares it as an exact decimal.
-      return DECIMAL.test(raw) ? { ok: true, value: raw } : fail('must be a decimal number such as 12.50')
+      return DECIMAL.test(raw) ? inRange(field, Number(raw), raw) : fail('must be a decimal number such as 12.50')
     case 'boolean':
       return raw === 'true' || raw === 'false' ? { ok: true, value: raw === 'true' } : fail('must be true or false')
     case 'uuid':
-      return UUID.test(raw) ? { ok: true, value: raw.toLowerCase() } : fail('must be a UUID')
+      return isUuid(raw) ? { ok: true, value: raw.toLowerCase() } : fail('must be a UUID')
     case 'enum':
       return field.values?.includes(raw) ? { ok: true, value: raw } : fail(`must be one of ${field.values?.join(', ')}`)
-    case 'datetime': {
-      const time = DATE_TIME.test(raw) ? Date.parse(raw) : NaN
-      return Number.isNaN(time) ? fail('must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z') : { ok: true, value: new Date(time) }
-    }
+    case 'datetime':
+      return dateTime(raw)
     case 'string':
     case 'string[]':
-      return raw.length <= MAX_FILTER_LENGTH ? { ok: true, value: raw } : fail(`must be at most ${MAX_FILTER_LENGTH} characters`)
+      if (raw.length > MAX_FILTER_LENGTH) return fail(`must be at most ${MAX_FILTER_LENGTH} characters`)
+      // PostgreSQL text cannot hold U+0000; no stored value contains it.
+      return raw.includes('\u0000') ? fail('must not contain U+0000') : { ok: true, value: raw }
   }
 }
