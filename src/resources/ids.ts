@@ -7,12 +7,28 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const isUuid = (value: string): boolean => UUID.test(value)
 
 const bytes = Buffer.alloc(16)
+let lastMs = 0
+let counter = 0
 
-/** A new UUIDv7: 48 bits of Unix milliseconds, then 74 random bits (RFC 9562 §5.7). */
+/**
+ * A new UUIDv7: 48 bits of Unix milliseconds, a 12-bit counter, then 62 random bits
+ * (RFC 9562 §5.7, §6.2 method 1). The counter starts at a random value each millisecond and
+ * increments within it, so ids made by this process sort in creation order.
+ */
 export function uuidv7(): string {
   randomFillSync(bytes, 6, 10)
-  bytes.writeUIntBE(Date.now(), 0, 6)
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70
+  let now = Date.now()
+  if (now > lastMs) {
+    lastMs = now
+    counter = bytes.readUInt16BE(6) & 0x7ff
+  } else if (++counter > 0xfff) {
+    // 4,096 ids in one millisecond: borrow the next one.
+    lastMs += 1
+    counter = 0
+  }
+  now = lastMs
+  bytes.writeUIntBE(now, 0, 6)
+  bytes.writeUInt16BE(0x7000 | counter, 6)
   bytes[8] = (bytes[8]! & 0x3f) | 0x80
   const hex = bytes.toString('hex')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`

@@ -41,7 +41,7 @@ t.test('unknown paths are 404 with the uniform JSON body, never an HTML page (RE
   }),
 )
 
-t.test('a known path with another method is 405 with Allow (EP-12, EP-13)', (t) =>
+t.test('a known path with another method is 405 with Allow; TRACE too; an unknown method is unreadable (EP-12)', (t) =>
   eachDatabase(t, async (t, api) => {
     const item = `${V1}/products/01890000-0000-7000-8000-000000000000`
     for (const [method, path, allow] of [
