@@ -17,6 +17,12 @@ export interface SqlSession {
 export interface Database {
   readonly kind: DatabaseConfig['kind']
   readonly prisma: PrismaClient
+  /**
+   * One parameterised statement on the pool Prisma uses, for the few hot reads written by hand
+   * (docs/decisions.md). `name` makes it a prepared statement on PostgreSQL. Values come back as
+   * the driver gives them: numerics as strings, timestamps as Dates.
+   */
+  query<Row = Record<string, unknown>>(text: string, params: unknown[], name?: string): Promise<Row[]>
   /** Runs `fn` on one dedicated connection, released afterwards. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -33,10 +39,15 @@ const POOL_SIZE = 10
 const PRISMA_OPTIONS = { errorFormat: 'minimal' } as const
 
 function openPostgres(url: string): Database {
-  const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPg({ connectionString: url, max: POOL_SIZE }) })
+  const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE })
+  // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
+  // next query opens another. Without a listener the event would end the process.
+  pool.on('error', () => {})
+  const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPg(pool, { disposeExternalPool: true }) })
   return {
     kind: 'postgres',
     prisma,
+    query: async (text, params, name) => (await pool.query({ text, values: params, name })).rows,
     async withSession(fn) {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
@@ -65,6 +76,7 @@ function openPglite(dataDir: string): Database {
   return {
     kind: 'pglite',
     prisma,
+    query: session.query,
     withSession: (fn) => fn(session),
     async close() {
       await prisma.$disconnect()

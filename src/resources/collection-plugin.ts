@@ -26,8 +26,9 @@ const WRITE_ATTEMPTS = 50
 const notFound = () => new ApiError('NOT_FOUND')
 
 const storeOf = (db: Database, collection: Collection) =>
-  createStore(db.prisma, {
+  createStore(db, {
     model: collection.options.model,
+    table: collection.options.table ?? collection.name,
     columns: collection.columns,
     listColumns: collection.listColumns,
     fieldNames: collection.fields.filter((f) => !f.computed).map((f) => f.name),

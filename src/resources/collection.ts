@@ -29,6 +29,8 @@ export interface CollectionOptions {
   name: string
   /** The Prisma model delegate that stores the items. */
   model: ModelName
+  /** The model's table (its `@@map`), for the hand-written reads; the collection's name by default. */
+  table?: string
   schemas: {
     /** The body of a POST: the writable fields; `default` marks what an absent field becomes. */
     create: TObject

@@ -18,6 +18,7 @@ const seen: WriteContext[] = []
 const gadgets = defineCollection({
   name: 'gadgets',
   model: 'product',
+  table: 'products',
   schemas: { create: GadgetCreate, item: Gadget, summary: Type.Pick(Gadget, ['id', 'name']) },
   sortable: ['name'],
   filterable: ['price'],
