@@ -55,6 +55,13 @@ async function probe(origin: string, name: string, path: string, target?: number
   return { name, medianMs: times[Math.floor(times.length / 2)]!, p90Ms: times[Math.floor(times.length * 0.9)]!, target }
 }
 
+/** A cursor at 80% of the products sorted by price, as a client paging that far would hold. */
+async function deepCursor(databaseUrl: string): Promise<string> {
+  const offset = Math.floor(settings.products * 0.8)
+  const row = await onServer(async (client) => (await client.query('SELECT price, id FROM products ORDER BY price, id OFFSET $1 LIMIT 1', [offset])).rows[0], databaseUrl)
+  return Buffer.from(JSON.stringify({ s: 'price:asc,id:asc', v: [String(row.price), row.id] })).toString('base64url')
+}
+
 async function startService(env: NodeJS.ProcessEnv): Promise<Started> {
   const port = await freePort()
   const [command, args] = pinned(SERVER_CORE, process.execPath, ['dist/server.js'])
@@ -112,6 +119,7 @@ async function main(): Promise<void> {
       await probe(service.origin, `GET ?${LIST_QUERY} (with X-Total-Count)`, `/api/v1/products?${LIST_QUERY}`, 30),
       await probe(service.origin, 'GET ?size=20 (X-Total-Count over all products)', '/api/v1/products?size=20', 30),
       await probe(service.origin, 'GET ?page=4000&size=20 (deep page)', '/api/v1/products?page=4000&size=20', 30),
+      await probe(service.origin, 'GET ?sort=price&size=20&cursor=<at row 80,000> (keyset)', `/api/v1/products?sort=price&size=20&cursor=${await deepCursor(databaseUrl)}`, 30),
     ]
 
     const scenarios: ScenarioResult[] = []

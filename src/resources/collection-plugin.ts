@@ -7,7 +7,8 @@ import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
 import { isUuid, uuidv7 } from './ids.js'
-import { pageLinks } from './list-query/links.js'
+import { cursorPage } from './list-query/cursor.js'
+import { cursorLinks, pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import { representer, type Representation } from './represent.js'
 import { createStore, type Scope } from './store.js'
@@ -75,6 +76,11 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
     const { rows, total } = await store.list(plan, await listScope(request.params))
     const path = request.url.split('?', 1)[0]!
     reply.header('x-total-count', total)
+    if (plan.cursor) {
+      const page = cursorPage(rows, plan)
+      reply.header('link', cursorLinks(path, query, page))
+      return page.rows.map(summary)
+    }
     reply.header('link', pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size))))
     return rows.map(summary)
   }

@@ -114,11 +114,14 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const context: ConflictContext = { fields: options.fieldNames }
   return {
     async list(plan, scope) {
-      const args = toPrismaArgs(plan, scope)
+      const { keyset, ...args } = toPrismaArgs(plan, scope)
+      // The sort keys are read too: a cursor is made from them.
+      const select = { ...listSelect, ...Object.fromEntries(plan.sort.map((key) => [key.field.column, true])) }
+      const pageArgs = keyset ? { ...args, where: { AND: [args.where, keyset] } } : args
       const page = async () => {
-        if (args.skip < DEFERRED_JOIN_OFFSET) return delegate.findMany({ ...args, select: listSelect })
-        const ids = (await delegate.findMany({ ...args, select: { id: true } })).map((row) => row.id)
-        const rows = await delegate.findMany({ where: { id: { in: ids } }, select: listSelect })
+        if (args.skip < DEFERRED_JOIN_OFFSET) return delegate.findMany({ ...pageArgs, select })
+        const ids = (await delegate.findMany({ ...pageArgs, select: { id: true } })).map((row) => row.id)
+        const rows = await delegate.findMany({ where: { id: { in: ids } }, select })
         const byId = new Map(rows.map((row) => [row.id, row]))
         return ids.map((id) => byId.get(id)!).filter(Boolean)
       }

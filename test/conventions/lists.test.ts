@@ -201,3 +201,50 @@ t.test('deep pages read the same rows in the same order as shallow ones (deferre
     t.equal(filtered.headers.get('x-total-count'), '1030')
   }),
 )
+
+const linkTo = (res: { headers: Headers }, rel: string) =>
+  [...res.headers.get('link')!.matchAll(/<([^>]+)>; rel="([a-z]+)"/g)].find((m) => m[2] === rel)?.[1]
+
+t.test('cursor paging walks the same order as pages, forward and back, with links (keyset)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, Array.from({ length: 45 }, (_, i) => productBody({ name: `C${String(i % 9)}-${String(i).padStart(2, '0')}`, price: (i % 5) + 0.25, status: i % 3 ? 'active' : 'draft' })))
+    for (const query of ['sort=price', 'sort=price,name&order=desc,asc', 'status=active&sort=name&order=desc', '']) {
+      const expected = names(await api.get(`${V1}/products?${query}&size=100`))
+      const forward: string[] = []
+      let res = await api.get(`${V1}/products?${query}&size=20&cursor=`)
+      t.equal(linkTo(res, 'prev'), undefined, `${query}: no prev on the first page`)
+      t.equal(res.headers.get('x-total-count'), String(expected.length))
+      for (;;) {
+        forward.push(...names(res))
+        const next = linkTo(res, 'next')
+        if (!next) break
+        res = await api.get(next)
+        t.equal(res.status, 200)
+      }
+      t.same(forward, expected, `${query}: forward through every page, in order, nothing repeated`)
+      const backward: string[] = []
+      for (let prev = linkTo(res, 'prev'); prev; prev = linkTo(res, 'prev')) {
+        res = await api.get(prev)
+        backward.unshift(...names(res))
+      }
+      const lastPageSize = expected.length % 20 || 20
+      t.same(backward, expected.slice(0, expected.length - lastPageSize), `${query}: and back again`)
+      t.match(linkTo(res, 'first'), /cursor=$/)
+      t.notMatch(res.headers.get('link'), /rel="last"/, 'no last link in cursor mode')
+    }
+  }),
+)
+
+t.test('a cursor that is not for this list, or with page, is a 400 naming it', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, Array.from({ length: 3 }, () => productBody()))
+    const first = await api.get(`${V1}/products?size=1&sort=price&cursor=`)
+    const next = new URL(linkTo(first, 'next')!, api.origin).searchParams.get('cursor')!
+    for (const query of [`cursor=${next}&sort=name`, 'cursor=nonsense', `cursor=${next}&sort=price&page=2`, 'cursor=eyJzIjoxfQ', 'cursor=&cursor=']) {
+      const res = await api.get(`${V1}/products?${query}`)
+      t.equal(res.status, 400, query)
+      t.equal(res.body.error.details[0].field, 'cursor', query)
+    }
+    t.equal((await api.get(`${V1}/products?sort=price&size=1&cursor=${next}`)).status, 200, 'the same cursor with its own sort works')
+  }),
+)

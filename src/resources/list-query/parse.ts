@@ -5,6 +5,7 @@ import {
   DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE,
   type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
 } from './plan.js'
+import { decodeCursor } from './cursor.js'
 import { parseValue } from './values.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
@@ -23,7 +24,7 @@ const OPERATORS: Record<Field['kind'], readonly string[]> = {
 const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
-const RESERVED = new Set(['page', 'size', 'sort', 'order'])
+const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor'])
 
 const operatorsOf = (field: Field): readonly string[] =>
   field.nullable ? [...OPERATORS[field.kind], 'null'] : OPERATORS[field.kind]
@@ -121,6 +122,7 @@ export function parseListQuery(query: RawQuery, spec: ListSpec): ListPlan {
   const size = parsePositive('size', single('size', query.size, problems), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, problems)
   if ((page - 1) * size > MAX_OFFSET) problems.add('page', `is too large: (page - 1) × size must not exceed ${MAX_OFFSET}`)
   const sort = parseSort(single('sort', query.sort, problems), single('order', query.order, problems), spec, problems)
+  const cursor = parseCursor(single('cursor', query.cursor, problems), query.page !== undefined, sort, problems)
   const filters: Filter[] = []
   for (const [key, raw] of Object.entries(query)) {
     if (RESERVED.has(key) || raw === undefined) continue
@@ -131,5 +133,16 @@ export function parseListQuery(query: RawQuery, spec: ListSpec): ListPlan {
     const names = [...new Set(problems.details.map((d) => d.field))].join(', ')
     throw new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${names}.`, problems.details)
   }
-  return { page, size, sort, filters }
+  return { page, size, sort, filters, cursor }
+}
+
+function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[], problems: Problems): ListPlan['cursor'] {
+  if (raw === undefined) return undefined
+  if (withPage) return void problems.add('cursor', 'cannot be combined with page')
+  const nullable = sort.find((key) => key.field.nullable)
+  if (nullable) return void problems.add('cursor', `cannot page by cursor when sorting by ${nullable.field.name}, which may be null`)
+  if (raw === '') return { position: null }
+  const position = decodeCursor(raw, sort)
+  if (!position) return void problems.add('cursor', 'is not a cursor of this list with this sort; start again with cursor=')
+  return { position }
 }

@@ -27,9 +27,17 @@ export type Filter =
   | { kind: 'contains'; field: Field; value: string }
   | { kind: 'null'; field: Field; isNull: boolean }
 
+/** Where a keyset page starts: after (or, backward, before) a row with these sort-key values. */
+export interface CursorPosition {
+  values: FilterValue[]
+  backward: boolean
+}
+
 export interface ListPlan {
   page: number
   size: number
+  /** Keyset paging (`cursor`): null for the first page, else the position to read from. */
+  cursor: { position: CursorPosition | null } | undefined
   /** The requested keys, then `id`, so that the order is total and pages never overlap. */
   sort: SortKey[]
   filters: Filter[]

@@ -1,5 +1,5 @@
 /** Translates a ListPlan into Prisma arguments: the paging, sorting and filtering all happen in SQL. */
-import type { Filter, ListPlan } from './plan.js'
+import type { CursorPosition, Filter, ListPlan } from './plan.js'
 
 type Where = Record<string, unknown>
 
@@ -25,17 +25,58 @@ function whereOf(filter: Filter): Where {
 }
 
 export interface PrismaListArgs {
+  /** The list's rows: the total counts these. */
   where: Where
+  /** With a cursor: where the page starts, within `where`. */
+  keyset: Where | undefined
   orderBy: Record<string, 'asc' | 'desc'>[]
   skip: number
   take: number
 }
 
+const flip = (direction: 'asc' | 'desc') => (direction === 'asc' ? 'desc' : 'asc')
+
+/**
+ * Rows after (or before) a keyset position: (k1 > v1) OR (k1 = v1 AND k2 > v2) OR ..., with `<`
+ * for descending keys. The last key is the id, so the order is total.
+ */
+function keysetWhere(plan: ListPlan, position: CursorPosition): Where {
+  const ascending = (i: number) => (plan.sort[i]!.direction === 'asc') !== position.backward
+  const first = plan.sort[0]!
+  return {
+    AND: [
+      // Redundant, but it gives an index on the sort keys a place to start: PostgreSQL cannot
+      // seek on the OR below, and would otherwise scan from the first row (cost growing with depth).
+      { [first.field.column]: { [ascending(0) ? 'gte' : 'lte']: position.values[0] } },
+      {
+        OR: plan.sort.map((key, i) => {
+          const equal = plan.sort.slice(0, i).map((prior, j) => ({ [prior.field.column]: position.values[j] }))
+          return { AND: [...equal, { [key.field.column]: { [ascending(i) ? 'gt' : 'lt']: position.values[i] } }] }
+        }),
+      },
+    ],
+  }
+}
+
 /** `scope` holds conditions every row must meet whatever the query says (the parent of a nested list). */
 export function toPrismaArgs(plan: ListPlan, scope: Where): PrismaListArgs {
   const conditions = plan.filters.map(whereOf)
+  const where = conditions.length === 0 ? scope : { AND: [scope, ...conditions] }
+  if (plan.cursor) {
+    const position = plan.cursor.position
+    return {
+      where,
+      keyset: position ? keysetWhere(plan, position) : undefined,
+      // Backward reads the rows before the position nearest first; the page is reversed after.
+      orderBy: plan.sort.map((key) => ({ [key.field.column]: position?.backward ? flip(key.direction) : key.direction })),
+      skip: 0,
+      // One more than the page: whether another page follows.
+      take: plan.size + 1,
+    }
+  }
   return {
-    where: conditions.length === 0 ? scope : { AND: [scope, ...conditions] },
+    where,
+    keyset: undefined,
     orderBy: plan.sort.map((key) => ({ [key.field.column]: key.direction })),
     skip: (plan.page - 1) * plan.size,
     take: plan.size,

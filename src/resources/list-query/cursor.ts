@@ -1,0 +1,83 @@
+/**
+ * Keyset paging: opaque cursors holding the sort-key values of a page's boundary row, so that a
+ * page is found with an index seek whatever its depth (`?cursor=`), unlike `page`'s OFFSET.
+ */
+import type { Row } from '../represent.js'
+import type { CursorPosition, FilterValue, ListPlan, SortKey } from './plan.js'
+
+interface Payload {
+  /** The sort the cursor was made for; another sort cannot use it. */
+  s: string
+  v: (string | number | boolean)[]
+  b?: 1
+}
+
+const signature = (sort: readonly SortKey[]) => sort.map((key) => `${key.field.name}:${key.direction}`).join(',')
+
+function toJson(value: unknown): string | number | boolean {
+  if (value instanceof Date) return value.toISOString()
+  return typeof value === 'number' || typeof value === 'boolean' ? value : String(value)
+}
+
+export function encodeCursor(sort: readonly SortKey[], row: Row, backward: boolean): string {
+  const payload: Payload = { s: signature(sort), v: sort.map((key) => toJson(row[key.field.column])) }
+  if (backward) payload.b = 1
+  return Buffer.from(JSON.stringify(payload)).toString('base64url')
+}
+
+function fromJson(key: SortKey, value: unknown): FilterValue | undefined {
+  switch (key.field.kind) {
+    case 'integer':
+      return Number.isSafeInteger(value) ? (value as number) : undefined
+    case 'datetime': {
+      const time = typeof value === 'string' ? Date.parse(value) : NaN
+      return Number.isNaN(time) ? undefined : new Date(time)
+    }
+    case 'boolean':
+      return typeof value === 'boolean' ? value : undefined
+    case 'number':
+      return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? value : undefined
+    default:
+      return typeof value === 'string' ? value : undefined
+  }
+}
+
+/** The position a cursor stands for, or undefined when it is not one this query made. */
+export function decodeCursor(text: string, sort: readonly SortKey[]): CursorPosition | undefined {
+  let payload: Payload
+  try {
+    payload = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Payload
+  } catch {
+    return undefined
+  }
+  if (payload?.s !== signature(sort) || !Array.isArray(payload.v) || payload.v.length !== sort.length) return undefined
+  const values = sort.map((key, i) => fromJson(key, payload.v[i]))
+  if (values.some((value) => value === undefined)) return undefined
+  return { values: values as FilterValue[], backward: payload.b === 1 }
+}
+
+export interface CursorPage {
+  rows: Row[]
+  next: string | undefined
+  prev: string | undefined
+}
+
+/**
+ * A keyset page from the rows read (one more than the page size, to know whether more follow;
+ * read in reverse order when going backward).
+ */
+export function cursorPage(rows: Row[], plan: ListPlan): CursorPage {
+  const position = plan.cursor?.position ?? null
+  const more = rows.length > plan.size
+  const page = rows.slice(0, plan.size)
+  if (position?.backward) page.reverse()
+  const first = page[0]
+  const last = page[page.length - 1]
+  const hasNext = position?.backward ? true : more
+  const hasPrev = position?.backward ? more : position !== null
+  return {
+    rows: page,
+    next: hasNext && last ? encodeCursor(plan.sort, last, false) : undefined,
+    prev: hasPrev && first ? encodeCursor(plan.sort, first, true) : undefined,
+  }
+}
