@@ -52,10 +52,17 @@ function splitColumns(rest: string, names: readonly string[]): string[] {
   return found
 }
 
+/** SQLSTATEs of a statement run on the driver itself (the hand-written reads and updates) to Prisma's codes. */
+const SQLSTATE_TO_PRISMA: Record<string, string> = { '23505': 'P2002', '23503': 'P2003' }
+
 /** The catalogue error for a database error, or undefined when it is not one we can explain. */
 export function translateDatabaseError(error: unknown, context: ConflictContext): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined
-  const { code, meta } = error as PrismaLikeError
+  const driver = error as { code?: string; constraint?: string }
+  const prismaCode = SQLSTATE_TO_PRISMA[driver.code ?? '']
+  const { code, meta } = prismaCode
+    ? { code: prismaCode, meta: { driverAdapterError: { cause: { constraint: { index: driver.constraint } } } } }
+    : (error as PrismaLikeError)
   const cause = meta?.driverAdapterError?.cause
   if (UNAVAILABLE_CODES.has(code ?? '') || UNAVAILABLE_KINDS.has(cause?.kind ?? '') || UNAVAILABLE_CODES.has(cause?.code ?? '')) {
     return new ApiError('SERVICE_UNAVAILABLE', undefined, [], {

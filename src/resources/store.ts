@@ -21,7 +21,6 @@ interface Delegate {
   findMany(args: Args): Promise<Row[]>
   count(args: Args): Promise<number>
   create(args: Args): Promise<Row>
-  update(args: Args): Promise<Row>
   delete(args: Args): Promise<Row>
 }
 
@@ -78,28 +77,55 @@ const DEFERRED_JOIN_OFFSET = 1000
 
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 
+/** Prepared statements built at first use, one per shape, named by content (one name, one text). */
+function preparedStatements() {
+  const cache = new Map<string, { text: string; name: string }>()
+  return (shape: string, build: () => string) => {
+    let statement = cache.get(shape)
+    if (!statement) {
+      const text = build()
+      statement = { text, name: `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` }
+      cache.set(shape, statement)
+    }
+    return statement
+  }
+}
+
+const columnList = (columns: readonly string[]) => columns.map((column) => `${quote(toSnake(column))} AS ${quote(column)}`).join(', ')
+const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(toSnake(key))} = $${first + i}`).join(' AND ')
+
 /**
- * The hand-written read of one row by its scope (id, and parent when nested): one prepared
- * statement per scope shape, built at first use. It returns the same row shape as Prisma
- * (model field names), so everything downstream is shared. Three times Prisma's rate on the
- * product read (docs/performance.md).
+ * The hand-written read of one row by its scope (id, and parent when nested). It returns the same
+ * row shape as Prisma (model field names), so everything downstream is shared. Three times
+ * Prisma's rate on the product read (docs/performance.md).
  */
 function rowReader(db: Database, table: string, columns: readonly string[]) {
-  const list = columns.map((column) => `${quote(toSnake(column))} AS ${quote(column)}`).join(', ')
-  const statements = new Map<string, { text: string; name: string; keys: string[] }>()
+  const list = columnList(columns)
+  const prepared = preparedStatements()
   return async (scope: Scope, context: ConflictContext) => {
     const keys = Object.keys(scope)
-    const shape = keys.join(',')
-    let statement = statements.get(shape)
-    if (!statement) {
-      const where = keys.map((key, i) => `${quote(toSnake(key))} = $${i + 1}`).join(' AND ')
-      const text = `SELECT ${list} FROM ${quote(table)} WHERE ${where}`
-      // Named by content: one name never stands for two texts on a connection.
-      statement = { text, name: `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, keys }
-      statements.set(shape, statement)
-    }
-    const { text, name } = statement
+    const { text, name } = prepared(keys.join(','), () => `SELECT ${list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}`)
     const rows = await guard(context, () => db.query<Row>(text, keys.map((key) => scope[key]), name))
+    return rows[0] ?? null
+  }
+}
+
+/**
+ * The hand-written conditional update: the changed columns, only if the row still has the
+ * `updated_at` that was read (else null: another write came first), returning the new row.
+ */
+function rowUpdater(db: Database, table: string, columns: readonly string[]) {
+  const returning = columnList(columns)
+  const prepared = preparedStatements()
+  return async (scope: Scope, updatedAt: Date, data: Row, context: ConflictContext) => {
+    const sets = Object.keys(data)
+    const keys = [...Object.keys(scope), 'updatedAt']
+    const { text, name } = prepared(`${sets.join(',')}|${keys.join(',')}`, () => {
+      const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`).join(', ')
+      return `UPDATE ${quote(table)} SET ${assignments} WHERE ${conditions(keys, sets.length + 1)} RETURNING ${returning}`
+    })
+    const values = [...sets.map((column) => data[column]), ...Object.keys(scope).map((key) => scope[key]), updatedAt]
+    const rows = await guard(context, () => db.query<Row>(text, values, name))
     return rows[0] ?? null
   }
 }
@@ -109,6 +135,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const delegate = prisma[options.model] as unknown as Delegate
   const readRow = rowReader(db, options.table, options.columns)
   const readId = rowReader(db, options.table, ['id'])
+  const updateRow = rowUpdater(db, options.table, options.columns)
   const select = selectOf(options.columns)
   const listSelect = selectOf(options.listColumns)
   const context: ConflictContext = { fields: options.fieldNames }
@@ -131,8 +158,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
     find: (scope) => readRow(scope, context),
     exists: async (scope) => (await readId(scope, context)) !== null,
     create: (data) => guard(context, () => delegate.create({ data, select })),
-    updateIfUnchanged: (scope, updatedAt, data) =>
-      orNull(guard(context, () => delegate.update({ where: { ...scope, updatedAt }, data, select }))),
+    updateIfUnchanged: (scope, updatedAt, data) => updateRow(scope, updatedAt, data, context),
     remove: async (scope) => (await orNull(guard(context, () => delegate.delete({ where: scope, select: { id: true } })))) !== null,
   }
 }
