@@ -20,7 +20,6 @@ type Args = Record<string, unknown>
 interface Delegate {
   findMany(args: Args): Promise<Row[]>
   count(args: Args): Promise<number>
-  create(args: Args): Promise<Row>
   delete(args: Args): Promise<Row>
 }
 
@@ -130,13 +129,29 @@ function rowUpdater(db: Database, table: string, columns: readonly string[]) {
   }
 }
 
+/** The hand-written insert of one row, returning it as stored (defaults and triggers applied). */
+function rowInserter(db: Database, table: string, columns: readonly string[]) {
+  const returning = columnList(columns)
+  const prepared = preparedStatements()
+  return async (data: Row, context: ConflictContext) => {
+    const keys = Object.keys(data)
+    const { text, name } = prepared(keys.join(','), () => {
+      const names = keys.map((column) => quote(toSnake(column))).join(', ')
+      const values = keys.map((_, i) => `$${i + 1}`).join(', ')
+      return `INSERT INTO ${quote(table)} (${names}) VALUES (${values}) RETURNING ${returning}`
+    })
+    const rows = await guard(context, () => db.query<Row>(text, keys.map((key) => data[key]), name))
+    return rows[0]!
+  }
+}
+
 export function createStore(db: Database, options: StoreOptions): Store {
   const prisma = db.prisma
   const delegate = prisma[options.model] as unknown as Delegate
   const readRow = rowReader(db, options.table, options.columns)
   const readId = rowReader(db, options.table, ['id'])
   const updateRow = rowUpdater(db, options.table, options.columns)
-  const select = selectOf(options.columns)
+  const insertRow = rowInserter(db, options.table, options.columns)
   const listSelect = selectOf(options.listColumns)
   const context: ConflictContext = { fields: options.fieldNames }
   return {
@@ -157,7 +172,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
     },
     find: (scope) => readRow(scope, context),
     exists: async (scope) => (await readId(scope, context)) !== null,
-    create: (data) => guard(context, () => delegate.create({ data, select })),
+    create: (data) => insertRow(data, context),
     updateIfUnchanged: (scope, updatedAt, data) => updateRow(scope, updatedAt, data, context),
     remove: async (scope) => (await orNull(guard(context, () => delegate.delete({ where: scope, select: { id: true } })))) !== null,
   }
