@@ -1,6 +1,7 @@
 /** Reads JSON request bodies: empty, broken or non-object bodies are 400s with a clear message. */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { duplicateKey } from './json-duplicates.js'
 
 /** Largest request body, in bytes; more is a 413 before the body is read to its end. */
 export const BODY_LIMIT = 1024 * 1024
@@ -44,6 +45,9 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
   }
+  // RFC 8259 §4, RFC 7493 §2.3: a name given twice is ambiguous; refuse it rather than keep the last.
+  const duplicate = duplicateKey(text)
+  if (duplicate !== undefined) throw new ApiError('MALFORMED_JSON', `The request body gives the key ${JSON.stringify(duplicate)} twice.`)
   // Only bodies that escape such a character pay for the walk.
   if (SUSPECT_ESCAPE.test(text) && !textIsStorable(value)) {
     throw new ApiError('MALFORMED_JSON', 'The request body has a string with U+0000 or an unpaired surrogate.')

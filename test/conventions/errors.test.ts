@@ -160,7 +160,7 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
   }),
 )
 
-t.test('text the database cannot store, or that is not Unicode, is refused (SEC-04, RFC 8259 §8)', (t) =>
+t.test('text the database cannot store, not Unicode, or with a key twice is refused (SEC-03, SEC-04, RFC 8259 §4, §8)', (t) =>
   eachDatabase(t, async (t, api) => {
     for (const name of ['a\\u0000b', 'a\\ud800b', 'a\\udc00']) {
       const res = await api.post(`${V1}/products`, `{"name":"${name}","sku":"TXT-1","price":1}`)
@@ -169,6 +169,9 @@ t.test('text the database cannot store, or that is not Unicode, is refused (SEC-
     const bytes = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","sku":"TXT-2","price":1}')])
     const invalid = await fetch(api.origin + `${V1}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes })
     t.equal(invalid.status, 400, 'invalid UTF-8 is not silently replaced')
+    const twice = await api.post(`${V1}/products`, '{"name":"a","sku":"TXT-4","price":1,"name":"b"}')
+    assertErrorBody(t, twice, 400, 'MALFORMED_JSON')
+    t.equal(twice.body.error.message, 'The request body gives the key "name" twice.', 'a duplicate key is not silently resolved (SEC-03)')
     const paired = await api.post(`${V1}/products`, '{"name":"smile \\ud83d\\ude00","sku":"TXT-3","price":1}')
     t.equal(paired.status, 201, 'a surrogate pair is an ordinary character')
     t.equal(paired.body.name, 'smile \u{1F600}')
