@@ -1,12 +1,17 @@
 // The collection factory is generic: any collection declared with a schema and options gets the
 // conventions, and can add rules with hooks. `gadgets` is a collection only this test declares.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Type } from 'typebox'
 import { ApiError } from '../../src/errors.js'
 import { defineCollection, type WriteContext } from '../../src/resources/collection.js'
 import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
-import { databaseKinds } from '../helpers/databases.js'
+import { databaseKinds, type DatabaseKind } from '../helpers/databases.js'
+
+/** Runs `fn` once per database kind, as eachDatabase does for the shop's collections. */
+async function eachKind(t: Test, fn: (t: Test, kind: DatabaseKind) => Promise<void>): Promise<void> {
+  for (const kind of databaseKinds()) await t.test(kind, (sub) => fn(sub, kind))
+}
 
 const GadgetCreate = Type.Object(
   { name: Type.String({ minLength: 1 }), sku: Type.String(), price: Money(), description: Type.Optional(Nullable(Type.String())) },
@@ -35,28 +40,31 @@ const gadgets = defineCollection({
   },
 })
 
-t.test('a declared collection gets every convention and its hooks run before each write', async (t) => {
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { collections: [gadgets] })
-  const created = await api.post(`${V1}/gadgets`, { name: 'Widget', sku: 'W-1', price: 2.5 })
-  t.equal(created.status, 201)
-  t.equal(created.body.description, 'About Widget', 'a hook may fill in data')
-  t.same(Object.keys((await api.get(`${V1}/gadgets`)).body[0]), ['id', 'name'], 'its own summary')
-  t.equal((await api.get(`${V1}/gadgets?sort=price`)).status, 400, 'its own sortable fields')
-  t.equal((await api.get(`${V1}/products`)).status, 404, 'only the declared collections are served')
-  t.equal((await api.request('DELETE', `${V1}/gadgets`)).headers.get('allow'), 'GET, HEAD, OPTIONS, POST')
+t.test('a declared collection gets every convention and its hooks run before each write', (t) =>
+  eachKind(t, async (t, kind) => {
+    seen.length = 0
+    const api = await startApi(t, kind, undefined, { collections: [gadgets] })
+    const created = await api.post(`${V1}/gadgets`, { name: 'Widget', sku: 'W-1', price: 2.5 })
+    t.equal(created.status, 201)
+    t.equal(created.body.description, 'About Widget', 'a hook may fill in data')
+    t.same(Object.keys((await api.get(`${V1}/gadgets`)).body[0]), ['id', 'name'], 'its own summary')
+    t.equal((await api.get(`${V1}/gadgets?sort=price`)).status, 400, 'its own sortable fields')
+    t.equal((await api.get(`${V1}/products`)).status, 404, 'only the declared collections are served')
+    t.equal((await api.request('DELETE', `${V1}/gadgets`)).headers.get('allow'), 'GET, HEAD, OPTIONS, POST')
 
-  const refused = await api.post(`${V1}/gadgets`, { name: 'SAME', sku: 'SAME', price: 1 })
-  t.equal(refused.status, 422, 'a hook may refuse a write')
-  t.same(refused.body.error.details, [{ field: 'name', reason: 'must differ from sku' }])
+    const refused = await api.post(`${V1}/gadgets`, { name: 'SAME', sku: 'SAME', price: 1 })
+    t.equal(refused.status, 422, 'a hook may refuse a write')
+    t.same(refused.body.error.details, [{ field: 'name', reason: 'must differ from sku' }])
 
-  const patched = await api.patch(`${V1}/gadgets/${created.body.id}`, { description: null, price: 3 })
-  t.equal(patched.status, 200, patched.text)
-  t.equal(patched.body.description, 'About Widget', 'the hook sees the current item on a patch')
-  t.same(
-    seen.map((c) => [c.operation, c.current?.name ?? null]),
-    [['create', null], ['create', null], ['patch', 'Widget']],
-  )
-})
+    const patched = await api.patch(`${V1}/gadgets/${created.body.id}`, { description: null, price: 3 })
+    t.equal(patched.status, 200, patched.text)
+    t.equal(patched.body.description, 'About Widget', 'the hook sees the current item on a patch')
+    t.same(
+      seen.map((c) => [c.operation, c.current?.name ?? null]),
+      [['create', null], ['create', null], ['patch', 'Widget']],
+    )
+  }),
+)
 
 t.test('a declaration that does not fit its schema fails at startup, naming the problem', async (t) => {
   const base = { name: 'bad', model: 'product' as const, schemas: { create: GadgetCreate, item: Gadget, summary: Type.Pick(Gadget, ['id']) }, access: gadgets.options.access }
