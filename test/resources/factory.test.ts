@@ -73,3 +73,17 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, summary: Type.Object({ id: ServerFields.id, nope: Type.String() }) } }), /summary field "nope"/)
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, item: Type.Object({ name: Type.String() }) } }), /needs an id/)
 })
+
+t.test('cursor paging refuses to sort by a field that may be null', async (t) => {
+  const { parseListQuery } = await import('../../src/resources/list-query/parse.js')
+  const nullable = defineCollection({
+    ...gadgets.options,
+    name: 'nullable',
+    sortable: ['description'],
+  })
+  t.throws(() => parseListQuery({ sort: 'description', cursor: '' }, nullable.listSpec), {
+    code: 'INVALID_PARAMETER',
+    details: [{ field: 'cursor', reason: 'cannot page by cursor when sorting by description, which may be null' }],
+  })
+  t.equal(parseListQuery({ sort: 'description' }, nullable.listSpec).sort[0]!.field.name, 'description', 'page numbers still sort by it')
+})
