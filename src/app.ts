@@ -40,7 +40,7 @@ function loggerOf(config: Config): FastifyServerOptions['logger'] {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const db = options.database ?? openDatabase(config.database)
+  const db = options.database ?? (await openDatabase(config.database))
   const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),

@@ -5,7 +5,7 @@ import { migrate } from '../db/migrate.js'
 
 try {
   const config = loadConfig()
-  const db = openDatabase(config.database)
+  const db = await openDatabase(config.database)
   try {
     const result = await migrate(db)
     for (const name of result.modified) process.stderr.write(`warning: migration ${name} changed after it was applied\n`)

@@ -6,6 +6,7 @@ import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { DatabaseConfig } from '../config.js'
 import { PrismaClient } from './generated/client.js'
+import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
 
 /** A single connection for raw SQL: the migration runner and its advisory lock. */
 export interface SqlSession {
@@ -64,9 +65,10 @@ function openPostgres(url: string): Database {
   }
 }
 
-function openPglite(dataDir: string): Database {
+async function openPglite(dataDir: string, template: ClusterTemplate): Promise<Database> {
   if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true })
-  const pglite = new PGlite(dataDir)
+  const loadDataDir = isNewCluster(dataDir) && (await template.ensure()) ? template.copyTo(dataDir) : undefined
+  const pglite = new PGlite(dataDir, { loadDataDir })
   const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPGlite(pglite) })
   // PGlite is one connection inside this process: the session is that connection.
   const session: SqlSession = {
@@ -85,7 +87,10 @@ function openPglite(dataDir: string): Database {
   }
 }
 
-/** Opens the configured database; nothing is queried until the first use. */
-export function openDatabase(config: DatabaseConfig): Database {
-  return config.kind === 'postgres' ? openPostgres(config.url) : openPglite(config.dataDir)
+/**
+ * Opens the configured database; PostgreSQL is not queried until the first use. A new embedded
+ * database starts as a copy of `template` (src/db/pglite-template.ts).
+ */
+export async function openDatabase(config: DatabaseConfig, template = defaultTemplate): Promise<Database> {
+  return config.kind === 'postgres' ? openPostgres(config.url) : await openPglite(config.dataDir, template)
 }

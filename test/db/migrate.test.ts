@@ -10,7 +10,7 @@ import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
 
 async function freshDatabase(t: Test, kind: 'postgres' | 'pglite') {
   const database = await createTestDatabase(kind)
-  const db = openDatabase(database.config)
+  const db = await openDatabase(database.config)
   t.teardown(async () => {
     await db.close()
     await database.drop()
@@ -63,7 +63,7 @@ for (const kind of databaseKinds()) {
 
 t.test('postgres: instances starting together migrate once (advisory lock)', { skip: !databaseKinds().includes('postgres') }, async (t) => {
   const { database } = await freshDatabase(t, 'postgres')
-  const instances = Array.from({ length: 4 }, () => openDatabase(database.config))
+  const instances = await Promise.all(Array.from({ length: 4 }, () => openDatabase(database.config)))
   t.teardown(() => Promise.all(instances.map((db) => db.close())))
   const results = await Promise.all(instances.map((db) => migrate(db)))
   const applied = results.flatMap((r) => r.applied)

@@ -10,7 +10,7 @@ const expected = expectedFacts(readDatamodel())
 for (const kind of databaseKinds()) {
   t.test(`${kind}: the migrations build exactly the schema Prisma describes`, async (t) => {
     const database = await createTestDatabase(kind)
-    const db = openDatabase(database.config)
+    const db = await openDatabase(database.config)
     t.teardown(async () => {
       await db.close()
       await database.drop()

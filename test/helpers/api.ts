@@ -58,7 +58,7 @@ export async function startApi(
   options: Omit<BuildOptions, 'database'> = {},
 ): Promise<Api> {
   const database = await createTestDatabase(kind)
-  const db = openDatabase(database.config)
+  const db = await openDatabase(database.config)
   await migrate(db)
   const app = await buildApp(testConfig({ database: database.config, migrateOnStart: false }), { ...options, database: db })
   setup?.(app)
