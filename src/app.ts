@@ -1,22 +1,21 @@
 /** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { collections } from './collections/index.js'
+import { apiVersions, collections } from './collections/index.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
 import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
-import { installOptions } from './http/options.js'
+import { installCors } from './http/cors.js'
+import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { RouteTable } from './http/routes.js'
 import { AJV_OPTIONS } from './http/validator.js'
+import { installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
-
-/** The version every path starts with: `/api/v1`. */
-export const API_PREFIX = '/api/v1'
 
 export interface BuildOptions {
   /** An already open database (tests); otherwise the configured one is opened and closed with the app. */
@@ -24,6 +23,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** The collections to serve; the shop's by default. */
   collections?: readonly Collection[]
+  /** The API versions to serve them in; the shop's by default. */
+  versions?: readonly ApiVersion[]
 }
 
 declare module 'fastify' {
@@ -42,6 +43,7 @@ function loggerOf(config: Config): FastifyServerOptions['logger'] {
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const db = options.database ?? (await openDatabase(config.database))
   const migrated = config.migrateOnStart ? await migrate(db) : undefined
+  const versions = new Versions(options.versions ?? apiVersions)
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
@@ -52,22 +54,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clientErrorHandler,
     frameworkErrors,
     ajv: AJV_OPTIONS,
+    rewriteUrl: (request) => versions.rewrite(request),
   })
   for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
   app.decorate('db', db)
+  app.decorateRequest('responseType', JSON_MEDIA_TYPE)
   if (!options.database) app.addHook('onClose', () => db.close())
 
   const routes = new RouteTable()
   routes.watch(app)
   installResponseHeaders(app)
-  installErrorHandling(app, routes)
+  installErrorHandling(app, routes, versions)
   installBodyParser(app)
-  installOptions(app, routes)
-  await app.register(
-    async (api) => {
-      for (const collection of options.collections ?? collections) registerCollection(api, collection, db)
-    },
-    { prefix: API_PREFIX },
-  )
+  await installCors(app, config.corsOrigins, routes)
+  for (const version of versions.all) {
+    await app.register(
+      async (api) => {
+        installVersion(api, versions, version)
+        for (const collection of options.collections ?? collections) registerCollection(api, collection, db, version.version)
+      },
+      { prefix: versionPrefix(version.version) },
+    )
+  }
   return app
 }

@@ -15,6 +15,8 @@ export interface Config {
   database: DatabaseConfig
   migrateOnStart: boolean
   logLevel: LogLevel
+  /** Origins whose browser scripts may call the API (CORS), exactly as browsers send them. */
+  corsOrigins: string[]
 }
 
 /** A configuration value that cannot be used; the message names the variable. */
@@ -71,6 +73,26 @@ function readHost(env: Env): string {
   return host
 }
 
+/** A comma-separated list of origins (`https://shop.example`, `http://localhost:5173`). */
+function readOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS ?? ''
+  const origins = raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const origin of origins) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    // An origin is scheme, host and port only, as the Origin header carries it; `*` is refused
+    // because responses may depend on credentials.
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must list origins such as https://shop.example, without a path or a trailing slash (got "${origin}")`)
+    }
+  }
+  return origins
+}
+
 /** Builds the configuration from an environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   return {
@@ -79,5 +101,6 @@ export function loadConfig(env: Env = process.env): Config {
     database: readDatabase(env),
     migrateOnStart: readBoolean(env, 'MIGRATE_ON_START', true),
     logLevel: readLogLevel(env),
+    corsOrigins: readOrigins(env),
   }
 }

@@ -9,6 +9,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     host: '127.0.0.1',
     database: { kind: 'pglite', dataDir: path.resolve('data') },
     migrateOnStart: true,
+    corsOrigins: [],
     logLevel: 'info',
   })
 })
@@ -17,9 +18,10 @@ t.test('every variable is read', async (t) => {
   const config = loadConfig({
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn',
   })
-  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop' }, migrateOnStart: false, logLevel: 'warn' })
+  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop' }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [] })
   t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
-  t.same(loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '', MIGRATE_ON_START: '' }), loadConfig({}), 'empty means unset')
+  t.same(loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '', MIGRATE_ON_START: '', CORS_ORIGINS: '' }), loadConfig({}), 'empty means unset')
+  t.same(loadConfig({ CORS_ORIGINS: 'https://shop.example, http://localhost:5173' }).corsOrigins, ['https://shop.example', 'http://localhost:5173'])
 })
 
 t.test('a bad value is a ConfigError naming the variable', async (t) => {
@@ -32,6 +34,11 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ MIGRATE_ON_START: 'maybe' }, 'MIGRATE_ON_START'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ HOST: 'a b' }, 'HOST'],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://shop.example/' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://shop.example/app' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'ftp://shop.example' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'shop.example' }, 'CORS_ORIGINS'],
   ]
   for (const [env, name] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message: new RegExp(`^${name} `) }, JSON.stringify(env))

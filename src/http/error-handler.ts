@@ -2,8 +2,10 @@
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, CATALOGUE, isApiError, type ErrorCode } from '../errors.js'
+import { ACCEPT_PATCH } from './body-parser.js'
 import { applyDefaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
+import type { Versions } from './versioning.js'
 import { validationDetails, type SchemaError } from './validation.js'
 
 /** Route config a collection route may carry for error rendering. */
@@ -57,8 +59,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 
 export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')
 
-/** Installs the error and not-found handlers; `routes` tells a known path (405) from an unknown one (404). */
-export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+/**
+ * Installs the error handler and what answers requests no route takes: OPTIONS on a known path
+ * (204 with `Allow`, RFC 9110 §9.3.7), 405 for another method there, redirects to canonical API
+ * paths, and 404.
+ */
+export function installErrorHandling(app: FastifyInstance, routes: RouteTable, versions: Versions): void {
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error, request)
     if (apiError.status >= 500) request.log.error({ err: apiError.cause ?? error, code: apiError.code }, 'request failed')
@@ -67,7 +73,18 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
   })
   app.setNotFoundHandler((request, reply) => {
     const allow = routes.allowFor(request.url.split('?', 1)[0]!)
-    if (allow === undefined) return sendError(reply, noResource())
+    if (allow === undefined) {
+      const unrouted = versions.unrouted(request, routes)
+      if (unrouted instanceof ApiError) return sendError(reply, unrouted)
+      if (unrouted) return reply.code(unrouted.status).header('location', unrouted.location).send()
+      return sendError(reply, noResource())
+    }
+    if (request.method === 'OPTIONS') {
+      reply.header('allow', allow)
+      // RFC 5789 §3.1: advertise the patch formats where PATCH is allowed.
+      if (allow.includes('PATCH')) reply.header('accept-patch', ACCEPT_PATCH)
+      return reply.code(204).send()
+    }
     const message = `${request.method} is not allowed here; allowed: ${allow}.`
     return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', message, [], { headers: { allow } }))
   })

@@ -33,3 +33,9 @@ export function installResponseHeaders(app: FastifyInstance): void {
     done()
   })
 }
+
+/** Adds `value` to a list-valued header (Link, Vary) instead of replacing what is there. */
+export function appendHeader(reply: FastifyReply, name: string, value: string): void {
+  const existing = reply.getHeader(name)
+  reply.header(name, existing === undefined || existing === '' ? value : `${String(existing)}, ${value}`)
+}

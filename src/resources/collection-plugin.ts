@@ -11,15 +11,15 @@ import { createHandler, deleteHandler, patchHandler, replaceHandler } from './wr
 
 type WriteRoute = { Params: Params; Body: Body }
 
-/** Registers the collection on `app` (already prefixed with the API version). */
-export function registerCollection(app: FastifyInstance, collection: Collection, db: Database): void {
-  const { parent, schemas } = collection.options
-  const context = handlerContext(collection, db)
+/** Registers the collection on `app`, already prefixed with the API version `version`. */
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number): void {
+  const { parent } = collection.options
+  const context = handlerContext(collection, db, version)
+  const { schemas, bodies } = context.version
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const item = `${base}/:id`
   const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }
   const write = { config, attachValidation: true, preValidation: requireBody }
-  const { bodies } = collection
 
   app.get(base, { config, schema: { response: { 200: Type.Array(schemas.summary) } } }, listHandler(context))
   app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: schemas.item } } }, createHandler(context))

@@ -6,6 +6,7 @@ import { deriveFields, toCamel, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
 import type { ComputedField, Representation } from './represent.js'
 import type { ModelName } from './store.js'
+import type { VersionView } from './versions.js'
 import type { WriteData } from './writes.js'
 
 /** What a write hook sees: the values about to be stored, and the item as it is now. */
@@ -50,6 +51,12 @@ export interface CollectionOptions {
   access: CollectionAccess
   fieldAccess?: Readonly<Record<string, FieldAccess>>
   hooks?: CollectionHooks
+  /** Anonymous reads may be cached by anyone for this many seconds (`public, max-age`); else `no-store`. */
+  cacheMaxAge?: number
+  /** Changes (PUT, PATCH, DELETE) must carry If-Match; without it they are refused with 428. */
+  requireIfMatch?: boolean
+  /** Fields that an API version shows differently, by version number (src/resources/versions.ts). */
+  versions?: Readonly<Record<number, VersionView>>
 }
 
 export interface Collection {

@@ -2,10 +2,12 @@
 import type { FastifyRequest } from 'fastify'
 import type { Database } from '../db/client.js'
 import { ApiError } from '../errors.js'
+import { entityTag, type Validators } from '../http/conditional.js'
 import type { Collection } from './collection.js'
 import { isUuid } from './ids.js'
 import { representer, type Representation, type Row } from './represent.js'
 import { createStore, type Scope, type Store } from './store.js'
+import { collectionVersion, type CollectionVersion } from './versions.js'
 
 export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
@@ -13,8 +15,12 @@ export type Body = Record<string, unknown>
 export interface HandlerContext {
   collection: Collection
   store: Store
+  /** The API version these handlers serve, with its view of the collection. */
+  version: CollectionVersion
   summary(row: Row): Representation
   detail(row: Row): Representation
+  /** The validators of an item's representation as this request receives it. */
+  validators(request: FastifyRequest, row: Row, representation: Representation): Validators
   /** The item's scope: its id and, when nested, its parent. Malformed ids are answered like unknown ones. */
   scopeOf(params: Params): Scope
   /** The list's scope; a nested list under an unknown parent is a 404, not an empty list. */
@@ -40,16 +46,22 @@ const storeOf = (db: Database, collection: Collection) =>
     fieldNames: collection.fields.filter((f) => !f.computed).map((f) => f.name),
   })
 
-/** Built once per collection at startup. */
-export function handlerContext(collection: Collection, db: Database): HandlerContext {
+/** Built once per collection and API version at startup. */
+export function handlerContext(collection: Collection, db: Database, versionNumber: number): HandlerContext {
   const { parent, computed } = collection.options
   const parentStore = parent && storeOf(db, parent.collection)
   const parentColumn = parent && collection.field.get(parent.field)!.column
+  const version = collectionVersion(collection, versionNumber)
   return {
     collection,
     store: storeOf(db, collection),
+    version,
     summary: representer(collection.summaryFields, computed),
     detail: representer(collection.fields, computed),
+    validators: (request, row, representation) => ({
+      etag: entityTag(version.toView(representation), request.responseType),
+      lastModified: row.updatedAt as Date,
+    }),
     scopeOf(params) {
       if (!isUuid(params.id!) || (parent && !isUuid(params.parentId!))) throw notFound()
       return parentColumn ? { id: params.id, [parentColumn]: params.parentId } : { id: params.id }

@@ -1,29 +1,47 @@
-/** GET of a collection (a page, by number or by cursor) and of one item. */
+/** GET (and HEAD) of a collection, a page by number or by cursor, and of one item; conditional on their ETags. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { allowCaching, entityTag, evaluate, setValidators, type Validators } from '../http/conditional.js'
+import { appendHeader } from '../http/response-headers.js'
 import { notFound, type HandlerContext, type Params } from './handler-context.js'
 import { cursorPage } from './list-query/cursor.js'
 import { cursorLinks, pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
+import type { Representation } from './represent.js'
 
-export const listHandler = ({ collection, store, summary, listScope }: HandlerContext) =>
+/** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
+function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
+  setValidators(reply, validators)
+  allowCaching(request, reply, maxAge)
+  return evaluate(request, validators) === 'not-modified' ? reply.code(304).send() : body
+}
+
+export const listHandler = ({ collection, store, summary, listScope, version }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const query = request.query as RawQuery
     const plan = parseListQuery(query, collection.listSpec)
     const { rows, total } = await store.list(plan, await listScope(request.params))
     const path = request.url.split('?', 1)[0]!
-    reply.header('x-total-count', total)
+    let body: Representation[]
+    let link: string
     if (plan.cursor) {
       const page = cursorPage(rows, plan)
-      reply.header('link', cursorLinks(path, query, page))
-      return page.rows.map(summary)
+      body = page.rows.map((row) => version.toView(summary(row)))
+      link = cursorLinks(path, query, page)
+    } else {
+      body = rows.map((row) => version.toView(summary(row)))
+      link = pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size)))
     }
-    reply.header('link', pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size))))
-    return rows.map(summary)
+    reply.header('x-total-count', total)
+    appendHeader(reply, 'link', link)
+    // A page is its items, its total and its links: a change to any of them is a new page.
+    const etag = entityTag([body, total, link], request.responseType)
+    return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ store, detail, scopeOf }: HandlerContext) =>
-  async function read(request: FastifyRequest<{ Params: Params }>) {
+export const readHandler = ({ collection, store, detail, scopeOf, version, validators }: HandlerContext) =>
+  async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const row = await store.find(scopeOf(request.params))
     if (!row) throw notFound()
-    return detail(row)
+    const representation = detail(row)
+    return conditionalRead(request, reply, version.toView(representation), validators(request, row, representation), collection.options.cacheMaxAge)
   }

@@ -43,3 +43,16 @@ export const ServerFields = {
   created_at: Timestamp(),
   updated_at: Timestamp(),
 }
+
+/** The currency of every amount the shop stores. */
+export const CURRENCY = 'USD'
+
+/**
+ * An amount as API v2 shows it: `{ "amount": 12.5, "currency": "USD" }`. The shop keeps one
+ * currency, so `currency` may be left out of a request and must be that currency when given.
+ */
+export const MoneyObject = (options: Record<string, unknown> = {}) =>
+  Type.Object(
+    { amount: Money(), currency: Type.Optional(StringEnum([CURRENCY])) },
+    { additionalProperties: false, ...options },
+  )

@@ -33,7 +33,8 @@ export interface Store {
   create(data: Row): Promise<Row>
   /** Updates the row only if it still has `updatedAt`; null when another write came first. */
   updateIfUnchanged(scope: Scope, updatedAt: Date, data: Row): Promise<Row | null>
-  remove(scope: Scope): Promise<boolean>
+  /** Deletes the item; with `updatedAt`, only while it is unchanged since then. */
+  remove(scope: Scope, updatedAt?: Date): Promise<boolean>
 }
 
 export interface StoreOptions {
@@ -174,6 +175,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
     exists: async (scope) => (await readId(scope, context)) !== null,
     create: (data) => insertRow(data, context),
     updateIfUnchanged: (scope, updatedAt, data) => updateRow(scope, updatedAt, data, context),
-    remove: async (scope) => (await orNull(guard(context, () => delegate.delete({ where: scope, select: { id: true } })))) !== null,
+    remove: async (scope, updatedAt) =>
+      (await orNull(guard(context, () => delegate.delete({ where: updatedAt ? { ...scope, updatedAt } : scope, select: { id: true } })))) !== null,
   }
 }

@@ -1,9 +1,10 @@
 /** POST, PUT, PATCH and DELETE: validated bodies to stored data, with hooks and optimistic writes. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
 import { uuidv7 } from './ids.js'
-import type { Representation } from './represent.js'
+import type { Representation, Row } from './represent.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
 
 type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
@@ -14,12 +15,36 @@ type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
  */
 const WRITE_ATTEMPTS = 50
 
-export const createHandler = ({ collection, store, detail, listScope }: HandlerContext) =>
+/** The body as the collection takes it, once it is known to be valid for this version. */
+function validBody({ version }: HandlerContext, request: WriteRequest): Record<string, unknown> {
+  rejectInvalid(request)
+  return version.fromView(request.body)
+}
+
+/**
+ * The order of checks after the item is found and the body is valid: 428 when the collection
+ * requires If-Match, then the request's preconditions against what it would change (412).
+ */
+function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row, current: Representation): void {
+  if (context.collection.options.requireIfMatch && request.headers['if-match'] === undefined) {
+    throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
+  }
+  evaluate(request, context.validators(request, row, current))
+}
+
+/** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
+function written(context: HandlerContext, request: FastifyRequest, reply: FastifyReply, row: Row): Representation {
+  const representation = context.detail(row)
+  setValidators(reply, context.validators(request, row, representation))
+  return context.version.toView(representation)
+}
+
+export const createHandler = (context: HandlerContext) =>
   async function create(request: WriteRequest, reply: FastifyReply) {
+    const { collection, store, listScope } = context
     const { parent, hooks } = collection.options
     const scope = await listScope(request.params)
-    rejectInvalid(request)
-    const data = fullData(collection, request.body)
+    const data = fullData(collection, validBody(context, request))
     await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId })
     const now = new Date()
     const row = await store
@@ -30,47 +55,68 @@ export const createHandler = ({ collection, store, detail, listScope }: HandlerC
         throw orphan ? notFound() : error
       })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
-    return detail(row)
+    return written(context, request, reply, row)
   }
 
-/** Read, merge, write only if nobody wrote in between (else again); a write that changes nothing stores nothing. */
+/**
+ * Read, check, merge, write only if nobody wrote in between (else again); a write that changes
+ * nothing stores nothing. The conditional write makes a precondition atomic: of several requests
+ * with the same If-Match, one writes and the others, re-reading, find a new ETag (412).
+ */
 async function update(
-  { collection, store, detail, scopeOf }: HandlerContext,
+  context: HandlerContext,
   request: WriteRequest,
+  reply: FastifyReply,
   operation: 'replace' | 'patch',
-  toData: (current: Representation) => WriteData,
+  toData: (body: Record<string, unknown>, current: Representation) => WriteData,
 ) {
+  const { collection, store, detail, scopeOf } = context
   const params = request.params
   const scope = scopeOf(params)
+  // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
+  reply.header('content-location', request.url.split('?', 1)[0]!)
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const row = await store.find(scope)
     if (!row) throw notFound()
-    rejectInvalid(request)
+    const body = validBody(context, request)
     const current = detail(row)
-    const data = toData(current)
+    checkPreconditions(context, request, row, current)
+    const data = toData(body, current)
     await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
     const changed = toColumns(collection, changes(data, current))
-    if (Object.keys(changed).length === 0) return current
+    if (Object.keys(changed).length === 0) return written(context, request, reply, row)
     // updated_at moves forward on every change, even two within one millisecond.
     const previous = row.updatedAt as Date
     changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
     const updated = await store.updateIfUnchanged(scope, previous, changed)
-    if (updated) return detail(updated)
+    if (updated) return written(context, request, reply, updated)
   }
   throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
 }
 
-export const replaceHandler = (context: HandlerContext) => (request: WriteRequest) =>
-  update(context, request, 'replace', (current) => {
-    checkReadOnly(context.collection, request.body, current)
-    return fullData(context.collection, request.body)
+export const replaceHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
+  update(context, request, reply, 'replace', (body, current) => {
+    checkReadOnly(context.collection, body, current)
+    return fullData(context.collection, body)
   })
 
-export const patchHandler = (context: HandlerContext) => (request: WriteRequest) =>
-  update(context, request, 'patch', () => patchData(context.collection, request.body))
+export const patchHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
+  update(context, request, reply, 'patch', (body) => patchData(context.collection, body))
 
-export const deleteHandler = ({ store, scopeOf }: HandlerContext) =>
+export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
-    if (!(await store.remove(scopeOf(request.params)))) throw notFound()
-    return reply.code(204).send()
+    const { store, scopeOf, detail, collection } = context
+    const scope = scopeOf(request.params)
+    if (!collection.options.requireIfMatch && !hasPrecondition(request)) {
+      if (!(await store.remove(scope))) throw notFound()
+      return reply.code(204).send()
+    }
+    // A conditional delete removes the version it checked, or nothing.
+    for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+      const row = await store.find(scope)
+      if (!row) throw notFound()
+      checkPreconditions(context, request, row, detail(row))
+      if (await store.remove(scope, row.updatedAt as Date)) return reply.code(204).send()
+    }
+    throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
   }

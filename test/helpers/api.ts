@@ -45,6 +45,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     database: { kind: 'pglite', dataDir: 'memory://' },
     migrateOnStart: true,
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
+    corsOrigins: [],
     ...overrides,
   }
 }
@@ -55,12 +56,12 @@ export async function startApi(
   t: Pick<Test, 'teardown'>,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  options: Omit<BuildOptions, 'database'> = {},
+  { config, ...options }: Omit<BuildOptions, 'database'> & { config?: Partial<Config> } = {},
 ): Promise<Api> {
   const database = await createTestDatabase(kind)
   const db = await openDatabase(database.config)
   await migrate(db)
-  const app = await buildApp(testConfig({ database: database.config, migrateOnStart: false }), { ...options, database: db })
+  const app = await buildApp(testConfig({ ...config, database: database.config, migrateOnStart: false }), { ...options, database: db })
   setup?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {

@@ -1,0 +1,103 @@
+/**
+ * Conditional requests (RFC 9110 §13): the validators of a representation and the evaluation of
+ * If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since against them.
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from '../errors.js'
+import { appendHeader } from './response-headers.js'
+
+export interface Validators {
+  /** A strong entity tag, quoted. */
+  etag: string
+  /** When the item last changed; lists have none. */
+  lastModified?: Date
+}
+
+/**
+ * A strong entity tag: a hash of exactly what the caller receives (the representation, and the
+ * media type it is sent as). So it changes with any field, any omission that depends on the
+ * caller, related data and, for lists, the page and its total; and it is the same on every
+ * instance and after a restart, as nothing but the representation goes into it.
+ */
+export function entityTag(representation: unknown, mediaType: string): string {
+  const hash = createHash('sha256').update(mediaType).update('\n').update(JSON.stringify(representation))
+  return `"${hash.digest('base64url').slice(0, 27)}"`
+}
+
+/** Last-Modified has whole seconds (RFC 9110 §8.8.2), so dates are compared in seconds. */
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+
+/** An HTTP date (IMF-fixdate, or the obsolete forms Date.parse reads); invalid ones are ignored. */
+function httpDate(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const time = Date.parse(value)
+  return Number.isNaN(time) ? undefined : Math.floor(time / 1000)
+}
+
+/** The entity tags of an If-Match or If-None-Match list, `*` as itself; weak ones keep their `W/`. */
+function tagList(value: string): string[] {
+  if (value.trim() === '*') return ['*']
+  return value.match(/(?:W\/)?"[^"]*"/g) ?? []
+}
+
+/** Strong comparison: both strong and equal (RFC 9110 §8.8.3.2). */
+const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag === etag)
+/** Weak comparison: equal once any `W/` is dropped. */
+const weakMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
+
+export type Outcome = 'proceed' | 'not-modified'
+
+/**
+ * RFC 9110 §13.2.2, in its order: If-Match, else If-Unmodified-Since; then If-None-Match, else
+ * If-Modified-Since (GET and HEAD only). `current` is undefined when there is no current
+ * representation (an item that does not exist yet). Throws 412 when a precondition fails.
+ */
+export function evaluate(request: FastifyRequest, current: Validators | undefined): Outcome {
+  const { headers } = request
+  const safe = request.method === 'GET' || request.method === 'HEAD'
+  const ifMatch = headers['if-match']
+  if (ifMatch !== undefined) {
+    if (!current || !strongMatch(tagList(ifMatch), current.etag)) throw preconditionFailed('If-Match')
+  } else {
+    const since = httpDate(headers['if-unmodified-since'])
+    if (since !== undefined && current?.lastModified && seconds(current.lastModified) > since) throw preconditionFailed('If-Unmodified-Since')
+  }
+  const ifNoneMatch = headers['if-none-match']
+  if (ifNoneMatch !== undefined) {
+    if (current && weakMatch(tagList(ifNoneMatch), current.etag)) {
+      if (safe) return 'not-modified'
+      throw preconditionFailed('If-None-Match')
+    }
+  } else if (safe) {
+    const since = httpDate(headers['if-modified-since'])
+    if (since !== undefined && current?.lastModified && seconds(current.lastModified) <= since) return 'not-modified'
+  }
+  return 'proceed'
+}
+
+/** Whether a write carries a precondition (If-Modified-Since only applies to reads). */
+export const hasPrecondition = ({ headers }: FastifyRequest) =>
+  headers['if-match'] !== undefined || headers['if-unmodified-since'] !== undefined || headers['if-none-match'] !== undefined
+
+function preconditionFailed(header: string): ApiError {
+  return new ApiError('PRECONDITION_FAILED', `The ${header} precondition failed: the item has changed since you read it. Read it again and retry.`)
+}
+
+/** ETag and, for items, Last-Modified (IMF-fixdate, whole seconds). */
+export function setValidators(reply: FastifyReply, validators: Validators): void {
+  reply.header('etag', validators.etag)
+  if (validators.lastModified) reply.header('last-modified', validators.lastModified.toUTCString())
+}
+
+/**
+ * A read that collections allow caching: `public, max-age` when the request carries no
+ * credentials (RFC 9111 §3.5: a shared cache may otherwise serve it to an authenticated caller),
+ * varying on them so no cache hands an anonymous copy to a caller who sent some. Everything
+ * else keeps the `no-store` every response starts with.
+ */
+export function allowCaching(request: FastifyRequest, reply: FastifyReply, maxAge: number | undefined): void {
+  if (maxAge === undefined || request.headers.authorization !== undefined || request.headers.cookie !== undefined) return
+  reply.header('cache-control', `public, max-age=${maxAge}`)
+  appendHeader(reply, 'vary', 'Authorization, Cookie')
+}
