@@ -13,7 +13,7 @@ import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { RouteTable } from './http/routes.js'
 import { AJV_OPTIONS } from './http/validator.js'
-import { installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
+import { installCanonicalPaths, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
 
@@ -65,6 +65,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   routes.watch(app)
   installResponseHeaders(app)
   installErrorHandling(app, routes, versions)
+  installCanonicalPaths(app, routes)
   installBodyParser(app)
   await installCors(app, config.corsOrigins, routes)
   for (const version of versions.all) {

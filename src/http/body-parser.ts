@@ -1,7 +1,8 @@
 /** Reads JSON request bodies: empty, broken or non-object bodies are 400s with a clear message. */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { duplicateKey } from './json-duplicates.js'
+import { VENDOR_TYPE } from './negotiation.js'
 
 /** Largest request body, in bytes; more is a 413 before the body is read to its end. */
 export const BODY_LIMIT = 1024 * 1024
@@ -12,6 +13,8 @@ const MERGE_PATCH_TYPE = 'application/merge-patch+json'
 
 /** Media types read as JSON. */
 export const JSON_TYPES = [JSON_TYPE, MERGE_PATCH_TYPE]
+/** This API's vendor types are JSON too (RFC 6839 §3.1). */
+const VENDOR_BODY_TYPE = /^application\/vnd\.resourceful\.v\d+\+json/i
 
 /** Methods whose body is read; content sent with any other (GET, DELETE) is ignored (RFC 9110 §9.3.1, §9.3.5). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
@@ -79,19 +82,25 @@ export async function requireBody(request: FastifyRequest): Promise<void> {
 
 export function installBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+  const parseJson: FastifyBodyParser<Buffer> = (request, body, done) => {
     if (!readsBody(request)) return done(null, undefined)
     const type = request.headers['content-type']!.toLowerCase()
     const charset = CHARSET.exec(type)?.[1]
     if ((type.startsWith(MERGE_PATCH_TYPE) && request.method !== 'PATCH') || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
       return done(unsupported(request), undefined)
     }
+    const named = VENDOR_TYPE.exec(type)
+    if (named && !request.url.startsWith(`/api/v${named[1]}/`)) {
+      return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `The body is sent as version ${named[1]}, but this path serves another version.`), undefined)
+    }
     try {
-      done(null, parseJsonObject(body as Buffer))
+      done(null, parseJsonObject(body))
     } catch (error) {
       done(error as Error, undefined)
     }
-  })
+  }
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, parseJson)
+  app.addContentTypeParser(VENDOR_BODY_TYPE, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, parseJson)
   // Every other media type: ignored where bodies are, refused where they are read.
   app.addContentTypeParser('*', (request, _payload, done) => {
     if (!readsBody(request)) return done(null, undefined)

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { noResource } from './error-handler.js'
 import { JSON_MEDIA_TYPE, negotiate, VENDOR_TYPE } from './negotiation.js'
 import { appendHeader } from './response-headers.js'
 import type { RouteTable } from './routes.js'
@@ -79,10 +80,6 @@ export class Versions {
     const [path = '/', query] = splitQuery(request.url)
     const readOnly = request.method === 'GET' || request.method === 'HEAD'
     const search = query === undefined ? '' : `?${query}`
-    if (path.length > 1 && path.endsWith('/')) {
-      const canonical = path.replace(/\/+$/, '')
-      return readOnly && routes.allowFor(canonical) ? { location: canonical + search, status: 301 } : undefined
-    }
     const versioned = VERSIONED.exec(path)
     if (versioned && !this.has(Number(versioned[1]))) {
       return new ApiError('NOT_FOUND', `API version v${versioned[1]} does not exist; the versions served are ${this.list}.`)
@@ -94,6 +91,23 @@ export class Versions {
     const canonical = `${versionPrefix(this.current)}/${unversioned[1]}`
     return readOnly && routes.allowFor(canonical) ? { location: canonical + search, status: 302 } : undefined
   }
+}
+
+/**
+ * onRequest, before any route runs: a path ending in a slash names nothing (a route such as
+ * `/products/:id` would otherwise take `/products/` with an empty id). GET and HEAD of a known
+ * path with a slash added are redirected to it (301); anything else is a 404.
+ */
+export function installCanonicalPaths(app: FastifyInstance, routes: RouteTable): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const [path = '/', query] = splitQuery(request.url)
+    if (path.length === 1 || !path.endsWith('/')) return done()
+    const canonical = path.replace(/\/+$/, '')
+    if ((request.method === 'GET' || request.method === 'HEAD') && routes.allowFor(canonical)) {
+      return void reply.code(301).header('location', canonical + (query === undefined ? '' : `?${query}`)).send()
+    }
+    done(noResource())
+  })
 }
 
 function splitQuery(url: string): [string, string | undefined] {

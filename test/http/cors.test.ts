@@ -1,0 +1,83 @@
+// CORS over HTTP (WHATWG Fetch, "CORS protocol"): checklist CORS-01 to CORS-11. A real browser
+// proves the same in test/browser/cors.test.ts.
+import t from 'tap'
+import { startApi, V1 } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
+import { productBody } from '../helpers/fixtures.js'
+
+const ALLOWED = 'http://shop.test:5173'
+const corsHeaders = (headers: Headers) => [...headers.keys()].filter((name) => name.startsWith('access-control-'))
+
+t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { corsOrigins: [ALLOWED, 'https://admin.test'] } })
+  const created = await api.post(`${V1}/products`, productBody())
+  const item = `${V1}/products/${created.body.id as string}`
+
+  t.test('an allowed origin is echoed, with credentials and the exposed headers (CORS-01, 03, 08)', async (t) => {
+    const res = await api.get(`${V1}/products`, { origin: ALLOWED })
+    t.equal(res.headers.get('access-control-allow-origin'), ALLOWED, 'that exact origin, never *')
+    t.equal(res.headers.get('access-control-allow-credentials'), 'true')
+    t.match(res.headers.get('vary'), /Origin/)
+    const exposed = res.headers.get('access-control-expose-headers')!.split(', ')
+    for (const name of ['ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id', 'Retry-After', 'Deprecation', 'Sunset']) {
+      t.ok(exposed.includes(name), `exposes ${name}`)
+    }
+    t.equal((await api.get(item, { origin: 'https://admin.test' })).headers.get('access-control-allow-origin'), 'https://admin.test')
+  })
+
+  t.test('any other origin gets no CORS header, and Vary: Origin (CORS-02, 04)', async (t) => {
+    for (const origin of ['http://evil.test', 'null', `${ALLOWED}/`, 'http://shop.test', 'HTTP://SHOP.TEST:5173']) {
+      const res = await api.get(item, { origin })
+      t.same(corsHeaders(res.headers), [], `Origin: ${origin}`)
+      t.match(res.headers.get('vary'), /Origin/)
+    }
+    t.same(corsHeaders((await api.get(item)).headers), [], 'no Origin, no CORS headers')
+  })
+
+  t.test('a preflight: 204 with the methods of that path, the headers, Max-Age (CORS-05, 06, 07, 10)', async (t) => {
+    const preflight = (path: string, method: string, origin = ALLOWED) =>
+      api.request('OPTIONS', path, {
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, authorization, if-match' },
+      })
+    const res = await preflight(item, 'PATCH')
+    t.equal(res.status, 204)
+    t.equal(res.text, '')
+    t.equal(res.headers.get('access-control-allow-origin'), ALLOWED)
+    t.match(res.headers.get('access-control-allow-methods'), /\bPATCH\b/)
+    const allowed = res.headers.get('access-control-allow-headers')!.toLowerCase().split(', ')
+    for (const name of ['content-type', 'authorization', 'if-match', 'if-none-match']) t.ok(allowed.includes(name), `allows ${name}`)
+    t.ok(Number(res.headers.get('access-control-max-age')) > 0)
+    const collection = await preflight(`${V1}/products`, 'PATCH')
+    t.notMatch(collection.headers.get('access-control-allow-methods'), /PATCH/, 'a method the path lacks is not offered')
+    t.match(collection.headers.get('access-control-allow-methods'), /\bPOST\b/)
+    const evil = await preflight(item, 'PATCH', 'http://evil.test')
+    t.same(corsHeaders(evil.headers), [], 'a disallowed origin is not preflighted')
+    t.equal(evil.headers.get('allow') !== null, true, 'it gets the plain OPTIONS answer')
+  })
+
+  t.test('an OPTIONS that is no preflight still answers Allow', async (t) => {
+    const res = await api.request('OPTIONS', item, { headers: { origin: ALLOWED } })
+    t.equal(res.status, 204)
+    t.match(res.headers.get('allow'), /PATCH/)
+    t.equal(res.headers.get('access-control-allow-origin'), ALLOWED)
+  })
+
+  t.test('errors carry CORS headers too, so scripts can read them (CORS-09)', async (t) => {
+    for (const res of [
+      await api.get(`${V1}/products/nope`, { origin: ALLOWED }),
+      await api.request('POST', item, { headers: { origin: ALLOWED } }),
+      await api.patch(item, { price: -1 }, { origin: ALLOWED }),
+      await api.patch(item, { price: 1 }, { origin: ALLOWED, 'if-match': '"stale"' }),
+    ]) {
+      t.ok(res.status >= 400)
+      t.equal(res.headers.get('access-control-allow-origin'), ALLOWED, `${res.status}`)
+    }
+  })
+})
+
+t.test('without CORS_ORIGINS no origin is allowed', async (t) => {
+  const api = await startApi(t, databaseKinds()[0]!)
+  const res = await api.get(`${V1}/products`, { origin: 'http://localhost:5173' })
+  t.equal(res.status, 200)
+  t.same(corsHeaders(res.headers), [])
+})
