@@ -2,7 +2,8 @@
 import { createServer } from 'node:http'
 
 const [status, body] = [Number(process.argv[2]), Buffer.from(process.argv[3]!)]
-const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) }
+// An ETag too, so a revalidation scenario can read one before sending If-None-Match.
+const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length), etag: '"constant"' }
 
 const server = createServer((request, response) => {
   request.resume()

@@ -3,7 +3,7 @@
  * same pool size as the service. The service is measured as a ratio of this: its cost beyond
  * the database's.
  */
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import pg from 'pg'
 
@@ -19,8 +19,14 @@ function product(row: Record<string, unknown>) {
   return { ...rest, rating_average: rest.review_count ? Math.round((total / rest.review_count) * 100) / 100 : null }
 }
 
-function send(response: ServerResponse, status: number, value: unknown): void {
+function send(response: ServerResponse, status: number, value: unknown, request?: IncomingMessage): void {
   const body = JSON.stringify(value)
+  if (request) {
+    // Lists are revalidated as the service does: a hash of the body as the ETag, 304 on a match.
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
+    response.setHeader('etag', etag)
+    if (request.headers['if-none-match'] === etag) return void response.writeHead(304).end()
+  }
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body)
 }
 
@@ -65,7 +71,7 @@ const server = createServer(async (request, response) => {
     if (request.method === 'GET') {
       const { rows, total } = await listProducts(url)
       response.setHeader('x-total-count', total)
-      return send(response, 200, rows)
+      return send(response, 200, rows, request)
     }
     if (request.method === 'POST') return send(response, 201, await createProduct(await readBody(request)))
     if (request.method === 'PATCH' && id) return send(response, 200, await patchProduct(id, await readBody(request)))

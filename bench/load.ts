@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
-import { SCENARIOS } from './scenarios.js'
+import { scenarioHeaders, SCENARIOS } from './scenarios.js'
 
 export interface LoadConfig {
   origin: string
@@ -28,6 +28,7 @@ const config = JSON.parse(process.argv[2]!) as LoadConfig
 const scenario = SCENARIOS.find((s) => s.name === config.scenario)!
 const ids = JSON.parse(readFileSync(config.idsFile, 'utf8')) as string[]
 let n = 0
+const headers = await scenarioHeaders(scenario, config.origin, scenario.request(0, ids, config.run))
 
 function attack(seconds: number, phase: string): Promise<autocannon.Result> {
   return autocannon({
@@ -38,7 +39,7 @@ function attack(seconds: number, phase: string): Promise<autocannon.Result> {
       {
         setupRequest: (request) => {
           const next = scenario.request(n++, ids, `${config.run}${phase}`)
-          return { ...request, method: next.method, path: next.path, body: next.body, headers: next.body ? { 'content-type': 'application/json' } : {} }
+          return { ...request, method: next.method, path: next.path, body: next.body, headers }
         },
       },
     ],

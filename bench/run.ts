@@ -14,7 +14,7 @@ import { migrate } from '../src/db/migrate.js'
 import type { LoadResult } from './load.js'
 import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor, startServer, type Started } from './processes.js'
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
-import { LIST_QUERY, SCENARIOS } from './scenarios.js'
+import { LIST_QUERY, scenarioHeaders, SCENARIOS } from './scenarios.js'
 import { seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
@@ -137,7 +137,8 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS.filter((s) => !only || s.name.includes(only))) {
       log(scenario.name)
       const sample = scenario.request(0, ids, `${run}S`)
-      const response = await fetch(service.origin + sample.path, { method: sample.method, body: sample.body, headers: sample.body ? { 'content-type': 'application/json' } : {} })
+      const headers = await scenarioHeaders(scenario, service.origin, sample)
+      const response = await fetch(service.origin + sample.path, { method: sample.method, body: sample.body, headers })
       const body = await response.text()
       if (response.status !== scenario.status) throw new Error(`${scenario.name}: the service answered ${response.status}: ${body}`)
       const result = await load(service.origin, scenario.name)

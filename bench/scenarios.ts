@@ -8,6 +8,8 @@ export interface BenchRequest {
 
 export interface Scenario {
   name: string
+  /** Each request revalidates: it sends the ETag the target gave for the same path in If-None-Match. */
+  revalidate?: boolean
   /** The status every response must have; anything else counts as an error. */
   status: number
   /** The n-th request of a run; `ids` are existing product ids, `run` makes created values unique. */
@@ -30,6 +32,12 @@ export const SCENARIOS: readonly Scenario[] = [
     request: () => ({ method: 'GET', path: `/api/v1/products?${LIST_QUERY}` }),
   },
   {
+    name: 'GET that page again with If-None-Match (304)',
+    status: 304,
+    revalidate: true,
+    request: () => ({ method: 'GET', path: `/api/v1/products?${LIST_QUERY}` }),
+  },
+  {
     name: 'POST a product',
     status: 201,
     request: (n, _ids, run) => ({
@@ -44,3 +52,12 @@ export const SCENARIOS: readonly Scenario[] = [
     request: (n, ids) => ({ method: 'PATCH', path: `/api/v1/products/${pick(ids, n)}`, body: JSON.stringify({ stock: n % 100_000 }) }),
   },
 ]
+
+/** The headers of a scenario's requests to `origin`; a revalidation first asks it for the ETag. */
+export async function scenarioHeaders(scenario: Scenario, origin: string, sample: BenchRequest): Promise<Record<string, string>> {
+  const headers: Record<string, string> = sample.body ? { 'content-type': 'application/json' } : {}
+  if (!scenario.revalidate) return headers
+  const etag = (await fetch(origin + sample.path)).headers.get('etag')
+  if (!etag) throw new Error(`${origin} sent no ETag for ${sample.path}`)
+  return { ...headers, 'if-none-match': etag }
+}

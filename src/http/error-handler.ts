@@ -76,7 +76,8 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable, v
     if (allow === undefined) {
       const unrouted = versions.unrouted(request, routes)
       if (unrouted instanceof ApiError) return sendError(reply, unrouted)
-      if (unrouted) return reply.code(unrouted.status).header('location', unrouted.location).send()
+      // Which version an unversioned path serves depends on Accept.
+      if (unrouted) return reply.code(unrouted.status).header('location', unrouted.location).header('vary', 'Accept').send()
       return sendError(reply, noResource())
     }
     if (request.method === 'OPTIONS') {

@@ -74,7 +74,10 @@ async function update(
   const params = request.params
   const scope = scopeOf(params)
   // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
-  reply.header('content-location', request.url.split('?', 1)[0]!)
+  const answer = (stored: Row) => {
+    reply.header('content-location', request.url.split('?', 1)[0]!)
+    return written(context, request, reply, stored)
+  }
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
     const row = await store.find(scope)
     if (!row) throw notFound()
@@ -84,12 +87,12 @@ async function update(
     const data = toData(body, current)
     await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
     const changed = toColumns(collection, changes(data, current))
-    if (Object.keys(changed).length === 0) return written(context, request, reply, row)
+    if (Object.keys(changed).length === 0) return answer(row)
     // updated_at moves forward on every change, even two within one millisecond.
     const previous = row.updatedAt as Date
     changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
     const updated = await store.updateIfUnchanged(scope, previous, changed)
-    if (updated) return written(context, request, reply, updated)
+    if (updated) return answer(updated)
   }
   throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
 }

@@ -115,6 +115,7 @@ t.test('If-Match and If-Unmodified-Since on writes: 412 and nothing written (CAC
     const stale = await api.patch(path, { stock: 2 }, { 'if-match': '"stale"' })
     t.equal(stale.status, 412)
     t.equal(stale.body.error.code, 'PRECONDITION_FAILED')
+    t.equal(stale.headers.get('content-location'), null, 'an error is not the item\'s representation')
     t.equal((await api.patch(path, { stock: 2 }, { 'if-match': `W/${etag}` })).status, 412, 'a weak tag never matches strongly')
     t.equal((await api.get(path)).body.stock, 1, 'nothing was written')
 
