@@ -65,9 +65,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   routes.watch(app)
   installResponseHeaders(app)
   installErrorHandling(app, routes, versions)
+  // CORS first: redirects and errors from the hooks after it carry its headers too.
+  await installCors(app, config.corsOrigins, routes, versions)
   installCanonicalPaths(app, routes)
   installBodyParser(app)
-  await installCors(app, config.corsOrigins, routes)
   for (const version of versions.all) {
     await app.register(
       async (api) => {

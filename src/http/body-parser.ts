@@ -2,7 +2,7 @@
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { duplicateKey } from './json-duplicates.js'
-import { VENDOR_TYPE } from './negotiation.js'
+import { VENDOR_BODY_TYPE } from './negotiation.js'
 
 /** Largest request body, in bytes; more is a 413 before the body is read to its end. */
 export const BODY_LIMIT = 1024 * 1024
@@ -11,10 +11,8 @@ const JSON_TYPE = 'application/json'
 /** RFC 7396 merge patches, accepted by PATCH only. */
 const MERGE_PATCH_TYPE = 'application/merge-patch+json'
 
-/** Media types read as JSON. */
+/** Media types read as JSON; this API's vendor types are JSON too (RFC 6839 §3.1). */
 export const JSON_TYPES = [JSON_TYPE, MERGE_PATCH_TYPE]
-/** This API's vendor types are JSON too (RFC 6839 §3.1). */
-const VENDOR_BODY_TYPE = /^application\/vnd\.resourceful\.v\d+\+json/i
 
 /** Methods whose body is read; content sent with any other (GET, DELETE) is ignored (RFC 9110 §9.3.1, §9.3.5). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
@@ -89,7 +87,7 @@ export function installBodyParser(app: FastifyInstance): void {
     if ((type.startsWith(MERGE_PATCH_TYPE) && request.method !== 'PATCH') || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
       return done(unsupported(request), undefined)
     }
-    const named = VENDOR_TYPE.exec(type)
+    const named = VENDOR_BODY_TYPE.exec(type)
     if (named && !request.url.startsWith(`/api/v${named[1]}/`)) {
       return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `The body is sent as version ${named[1]}, but this path serves another version.`), undefined)
     }

@@ -6,6 +6,7 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 import type { RouteTable } from './routes.js'
+import type { Versions } from './versioning.js'
 
 /** Response headers a browser script may read besides the safelisted ones. */
 export const EXPOSED_HEADERS = [
@@ -19,10 +20,12 @@ export const ALLOWED_HEADERS = [
 /** How long a browser may reuse a preflight, in seconds (Chromium caps it at 7,200). */
 export const PREFLIGHT_MAX_AGE = 600
 
-export async function installCors(app: FastifyInstance, origins: readonly string[], routes: RouteTable): Promise<void> {
+export async function installCors(app: FastifyInstance, origins: readonly string[], routes: RouteTable, versions: Versions): Promise<void> {
   const allowed = new Set(origins)
   const exposedHeaders = EXPOSED_HEADERS.join(', ')
   const allowedHeaders = ALLOWED_HEADERS.join(', ')
+  // An unversioned path (served by the version Accept names) offers the current version's methods.
+  const methodsOf = (path: string) => routes.allowFor(path) ?? routes.allowFor(versions.canonical(path) ?? path) ?? ''
   await app.register(cors, {
     delegator(request, callback) {
       const origin = request.headers.origin
@@ -35,7 +38,7 @@ export async function installCors(app: FastifyInstance, origins: readonly string
         allowedHeaders,
         maxAge: PREFLIGHT_MAX_AGE,
         // The methods of this path only: a preflight for one it lacks fails in the browser.
-        methods: preflight ? (routes.allowFor(request.url.split('?', 1)[0]!) ?? '') : '',
+        methods: preflight ? methodsOf(request.url.split('?', 1)[0]!) : '',
         // An OPTIONS without Access-Control-Request-Method is not a preflight: it gets `Allow`.
         preflight,
         strictPreflight: false,

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, CATALOGUE, isApiError, type ErrorCode } from '../errors.js'
 import { ACCEPT_PATCH } from './body-parser.js'
-import { applyDefaultHeaders } from './response-headers.js'
+import { appendHeader, applyDefaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
 import { validationDetails, type SchemaError } from './validation.js'
@@ -50,6 +50,8 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  // An error is no representation of the resource: nothing a read or write set for one stays.
+  reply.removeHeader('etag').removeHeader('last-modified').removeHeader('content-location').header('cache-control', 'no-store')
   if (error.headers) reply.headers(error.headers)
   return reply
     .code(error.status)
@@ -77,7 +79,10 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable, v
       const unrouted = versions.unrouted(request, routes)
       if (unrouted instanceof ApiError) return sendError(reply, unrouted)
       // Which version an unversioned path serves depends on Accept.
-      if (unrouted) return reply.code(unrouted.status).header('location', unrouted.location).header('vary', 'Accept').send()
+      if (unrouted) {
+        appendHeader(reply, 'vary', 'Accept')
+        return reply.code(unrouted.status).header('location', unrouted.location).send()
+      }
       return sendError(reply, noResource())
     }
     if (request.method === 'OPTIONS') {

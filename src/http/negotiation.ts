@@ -10,6 +10,8 @@ export const vendorType = (version: number) => `application/vnd.resourceful.v${v
 
 /** A vendor media type anywhere in a header value, with the version it names. */
 export const VENDOR_TYPE = /application\/vnd\.resourceful\.v(\d+)\+json/i
+/** A request body's Content-Type that is this API's vendor type (parameters may follow). */
+export const VENDOR_BODY_TYPE = /^application\/vnd\.resourceful\.v(\d+)\+json\s*(?:;|$)/i
 
 interface MediaRange {
   type: string
@@ -39,24 +41,30 @@ function weightOf(ranges: MediaRange[], type: string): number {
 export type Negotiated = { mediaType: string } | { refused: string }
 
 /**
- * The media type to answer a request for `version` with. JSON unless the client asked for the
- * vendor type by name at a weight no lower than JSON's; refused when Accept admits neither, or
- * names a vendor type of another version (RFC 9110 §15.5.7).
+ * The media type to answer a request for `version` with: JSON, or this version's vendor type
+ * when Accept names it at a weight no lower than JSON's. Another version's vendor type is not
+ * on offer, so an Accept that asks only for it is refused like any other (RFC 9110 §15.5.7).
  */
 export function negotiate(accept: string | undefined, version: number): Negotiated {
   // Most requests: no Accept, `*/*`, or JSON by name.
   if (accept === undefined || accept === '*/*' || accept === JSON_MEDIA_TYPE) return { mediaType: JSON_MEDIA_TYPE }
   const ranges = mediaRanges(accept)
   const vendor = vendorType(version)
-  for (const range of ranges) {
-    const named = VENDOR_TYPE.exec(range.type)
-    if (named && range.q > 0 && Number(named[1]) !== version) {
-      return { refused: `This path serves version ${version}; Accept asks for ${range.type}.` }
-    }
-  }
   const json = weightOf(ranges, JSON_MEDIA_TYPE)
   const vendorWeight = ranges.some((r) => r.type === vendor) ? weightOf(ranges, vendor) : 0
   if (vendorWeight > 0 && vendorWeight >= json) return { mediaType: vendor }
   if (json > 0) return { mediaType: JSON_MEDIA_TYPE }
+  const other = ranges.find((r) => r.q > 0 && VENDOR_TYPE.test(r.type))
+  if (other) return { refused: `This path serves version ${version}; Accept asks for ${other.type}.` }
   return { refused: `Responses are ${JSON_MEDIA_TYPE} or ${vendor}; the Accept header admits neither.` }
+}
+
+/** The version named by the most preferred vendor type in Accept (weight above 0), if any. */
+export function requestedVersion(accept: string): number | undefined {
+  let best: { version: number; q: number } | undefined
+  for (const range of mediaRanges(accept)) {
+    const named = VENDOR_TYPE.exec(range.type)
+    if (named && range.q > 0 && (!best || range.q > best.q)) best = { version: Number(named[1]), q: range.q }
+  }
+  return best?.version
 }

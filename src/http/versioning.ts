@@ -7,7 +7,8 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { noResource } from './error-handler.js'
-import { JSON_MEDIA_TYPE, negotiate, VENDOR_TYPE } from './negotiation.js'
+import { BODY_LIMIT } from './body-parser.js'
+import { JSON_MEDIA_TYPE, negotiate, requestedVersion, VENDOR_TYPE } from './negotiation.js'
 import { appendHeader } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 
@@ -56,19 +57,32 @@ export class Versions {
     const url = request.url ?? '/'
     const accept = request.headers.accept
     if (accept === undefined || !url.startsWith('/api/') || !UNVERSIONED.test(url)) return url
-    const named = VENDOR_TYPE.exec(accept)
-    if (!named || !this.has(Number(named[1]))) return url
-    return `${versionPrefix(Number(named[1]))}${url.slice('/api'.length)}`
+    const version = requestedVersion(accept)
+    if (version === undefined || !this.has(version)) return url
+    return `${versionPrefix(version)}${url.slice('/api'.length)}`
   }
 
-  /** Deprecation, Sunset and the successor's Link for a response of a deprecated version. */
-  announce(version: ApiVersion, request: FastifyRequest, reply: FastifyReply): void {
-    if (!version.deprecation) return
-    reply.header('deprecation', `@${Math.floor(version.deprecation.getTime() / 1000)}`)
-    if (version.sunset) reply.header('sunset', version.sunset.toUTCString())
+  /** The current version's path for an unversioned API path (a preflight asks about those too). */
+  canonical(path: string): string | undefined {
+    const unversioned = UNVERSIONED.exec(path)
+    return unversioned ? `${versionPrefix(this.current)}/${unversioned[1]}` : undefined
+  }
+
+  /**
+   * What every response of a deprecated version says, computed once: Deprecation, Sunset, and
+   * a function from the request to the Link of the same resource in the successor version.
+   */
+  notice(version: ApiVersion): ((request: FastifyRequest, reply: FastifyReply) => void) | undefined {
+    if (!version.deprecation) return undefined
+    const headers: Record<string, string> = { deprecation: `@${Math.floor(version.deprecation.getTime() / 1000)}` }
+    if (version.sunset) headers.sunset = version.sunset.toUTCString()
     const successor = this.all.find((v) => v.version > version.version && !v.deprecation) ?? this.all.at(-1)!
-    const path = request.url.split('?', 1)[0]!.slice(versionPrefix(version.version).length)
-    appendHeader(reply, 'link', `<${versionPrefix(successor.version)}${path}>; rel="successor-version"`)
+    const from = versionPrefix(version.version).length
+    const to = versionPrefix(successor.version)
+    return (request, reply) => {
+      reply.headers(headers)
+      appendHeader(reply, 'link', `<${to}${request.url.split('?', 1)[0]!.slice(from)}>; rel="successor-version"`)
+    }
   }
 
   /**
@@ -84,11 +98,10 @@ export class Versions {
     if (versioned && !this.has(Number(versioned[1]))) {
       return new ApiError('NOT_FOUND', `API version v${versioned[1]} does not exist; the versions served are ${this.list}.`)
     }
-    const unversioned = UNVERSIONED.exec(path)
-    if (!unversioned) return undefined
+    const canonical = this.canonical(path)
+    if (!canonical) return undefined
     const named = request.headers.accept && VENDOR_TYPE.exec(request.headers.accept)
     if (named) return new ApiError('NOT_ACCEPTABLE', `API version v${named[1]} does not exist; the versions served are ${this.list}.`)
-    const canonical = `${versionPrefix(this.current)}/${unversioned[1]}`
     return readOnly && routes.allowFor(canonical) ? { location: canonical + search, status: 302 } : undefined
   }
 }
@@ -102,7 +115,10 @@ export function installCanonicalPaths(app: FastifyInstance, routes: RouteTable):
   app.addHook('onRequest', (request, reply, done) => {
     const [path = '/', query] = splitQuery(request.url)
     if (path.length === 1 || !path.endsWith('/')) return done()
-    const canonical = path.replace(/\/+$/, '')
+    // A loop, not /\/+$/: that regex is quadratic on a long run of slashes.
+    let end = path.length
+    while (end > 1 && path[end - 1] === '/') end--
+    const canonical = path.slice(0, end)
     if ((request.method === 'GET' || request.method === 'HEAD') && routes.allowFor(canonical)) {
       return void reply.code(301).header('location', canonical + (query === undefined ? '' : `?${query}`)).send()
     }
@@ -127,17 +143,20 @@ declare module 'fastify' {
  * none fits), `Vary: Accept`, and the deprecation notice of a deprecated version.
  */
 export function installVersion(api: FastifyInstance, versions: Versions, version: ApiVersion): void {
+  const notice = versions.notice(version)
   api.addHook('onRequest', (request, reply, done) => {
     appendHeader(reply, 'vary', 'Accept')
-    versions.announce(version, request, reply)
+    notice?.(request, reply)
+    // A body over the limit is a 413 before anything else (the order of checks).
+    if (Number(request.headers['content-length']) > BODY_LIMIT) return done()
     const negotiated = negotiate(request.headers.accept, version.version)
     if ('refused' in negotiated) return done(new ApiError('NOT_ACCEPTABLE', negotiated.refused))
     request.responseType = negotiated.mediaType
     done()
   })
-  // Only responses with a body are typed; errors are always application/json.
+  // Only successful responses with a body are typed; errors are always application/json.
   api.addHook('preSerialization', (request, reply, payload, done) => {
-    if (request.responseType !== JSON_MEDIA_TYPE) reply.type(request.responseType)
+    if (request.responseType !== JSON_MEDIA_TYPE && reply.statusCode < 400) reply.type(request.responseType)
     done(null, payload)
   })
 }

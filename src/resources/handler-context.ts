@@ -2,7 +2,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Database } from '../db/client.js'
 import { ApiError } from '../errors.js'
-import { entityTag, type Validators } from '../http/conditional.js'
+import { itemTag, type Validators } from '../http/conditional.js'
 import type { Collection } from './collection.js'
 import { isUuid } from './ids.js'
 import { representer, type Representation, type Row } from './represent.js'
@@ -19,8 +19,8 @@ export interface HandlerContext {
   version: CollectionVersion
   summary(row: Row): Representation
   detail(row: Row): Representation
-  /** The validators of an item's representation as this request receives it. */
-  validators(request: FastifyRequest, row: Row, representation: Representation): Validators
+  /** The validators of an item as this version shows it. */
+  validators(row: Row): Validators
   /** The item's scope: its id and, when nested, its parent. Malformed ids are answered like unknown ones. */
   scopeOf(params: Params): Scope
   /** The list's scope; a nested list under an unknown parent is a 404, not an empty list. */
@@ -58,10 +58,7 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     version,
     summary: representer(collection.summaryFields, computed),
     detail: representer(collection.fields, computed),
-    validators: (request, row, representation) => ({
-      etag: entityTag(version.toView(representation), request.responseType),
-      lastModified: row.updatedAt as Date,
-    }),
+    validators: (row) => ({ etag: itemTag(versionNumber, row.updatedAt as Date), lastModified: row.updatedAt as Date }),
     scopeOf(params) {
       if (!isUuid(params.id!) || (parent && !isUuid(params.parentId!))) throw notFound()
       return parentColumn ? { id: params.id, [parentColumn]: params.parentId } : { id: params.id }

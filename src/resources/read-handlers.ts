@@ -10,9 +10,10 @@ import type { Representation } from './represent.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
 function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
+  const outcome = evaluate(request, validators)
   setValidators(reply, validators)
   allowCaching(request, reply, maxAge)
-  return evaluate(request, validators) === 'not-modified' ? reply.code(304).send() : body
+  return outcome === 'not-modified' ? reply.code(304).send() : body
 }
 
 export const listHandler = ({ collection, store, summary, listScope, version }: HandlerContext) =>
@@ -34,7 +35,7 @@ export const listHandler = ({ collection, store, summary, listScope, version }: 
     reply.header('x-total-count', total)
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
-    const etag = entityTag([body, total, link], request.responseType)
+    const etag = entityTag([body, total, link])
     return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
   }
 
@@ -42,6 +43,6 @@ export const readHandler = ({ collection, store, detail, scopeOf, version, valid
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const row = await store.find(scopeOf(request.params))
     if (!row) throw notFound()
-    const representation = detail(row)
-    return conditionalRead(request, reply, version.toView(representation), validators(request, row, representation), collection.options.cacheMaxAge)
+    const view = version.toView(detail(row))
+    return conditionalRead(request, reply, view, validators(row), collection.options.cacheMaxAge)
   }

@@ -22,21 +22,33 @@ function validBody({ version }: HandlerContext, request: WriteRequest): Record<s
 }
 
 /**
- * The order of checks after the item is found and the body is valid: 428 when the collection
- * requires If-Match, then the request's preconditions against what it would change (412).
+ * After the item is found and the body is valid (404 and 422 come first): 428 when the collection
+ * requires If-Match, then the request's preconditions against the item as it is (412).
  */
-function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row, current: Representation): void {
+function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row): void {
   if (context.collection.options.requireIfMatch && request.headers['if-match'] === undefined) {
     throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
   }
-  evaluate(request, context.validators(request, row, current))
+  evaluate(request, context.validators(row))
 }
 
 /** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
-function written(context: HandlerContext, request: FastifyRequest, reply: FastifyReply, row: Row): Representation {
-  const representation = context.detail(row)
-  setValidators(reply, context.validators(request, row, representation))
-  return context.version.toView(representation)
+function written(context: HandlerContext, reply: FastifyReply, row: Row): Representation {
+  setValidators(reply, context.validators(row))
+  return context.version.toView(context.detail(row))
+}
+
+/**
+ * Runs `attempt` until it settles: it reads the item and writes only if nobody wrote in between,
+ * or returns undefined to go again. Every lost race means another writer succeeded, so the
+ * bound is on the writers racing on one item.
+ */
+async function optimistically<T>(attempt: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < WRITE_ATTEMPTS; i++) {
+    const result = await attempt()
+    if (result !== undefined) return result
+  }
+  throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
 }
 
 export const createHandler = (context: HandlerContext) =>
@@ -55,15 +67,15 @@ export const createHandler = (context: HandlerContext) =>
         throw orphan ? notFound() : error
       })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
-    return written(context, request, reply, row)
+    return written(context, reply, row)
   }
 
 /**
- * Read, check, merge, write only if nobody wrote in between (else again); a write that changes
+ * Read, merge, check, write only if nobody wrote in between (else again); a write that changes
  * nothing stores nothing. The conditional write makes a precondition atomic: of several requests
  * with the same If-Match, one writes and the others, re-reading, find a new ETag (412).
  */
-async function update(
+function update(
   context: HandlerContext,
   request: WriteRequest,
   reply: FastifyReply,
@@ -76,25 +88,23 @@ async function update(
   // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
   const answer = (stored: Row) => {
     reply.header('content-location', request.url.split('?', 1)[0]!)
-    return written(context, request, reply, stored)
+    return written(context, reply, stored)
   }
-  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+  return optimistically(async () => {
     const row = await store.find(scope)
     if (!row) throw notFound()
-    const body = validBody(context, request)
     const current = detail(row)
-    checkPreconditions(context, request, row, current)
-    const data = toData(body, current)
+    const data = toData(validBody(context, request), current)
     await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
+    checkPreconditions(context, request, row)
     const changed = toColumns(collection, changes(data, current))
     if (Object.keys(changed).length === 0) return answer(row)
     // updated_at moves forward on every change, even two within one millisecond.
     const previous = row.updatedAt as Date
     changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
     const updated = await store.updateIfUnchanged(scope, previous, changed)
-    if (updated) return answer(updated)
-  }
-  throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
+    return updated ? answer(updated) : undefined
+  })
 }
 
 export const replaceHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
@@ -108,18 +118,18 @@ export const patchHandler = (context: HandlerContext) => (request: WriteRequest,
 
 export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
-    const { store, scopeOf, detail, collection } = context
+    const { store, scopeOf, collection } = context
     const scope = scopeOf(request.params)
     if (!collection.options.requireIfMatch && !hasPrecondition(request)) {
       if (!(await store.remove(scope))) throw notFound()
       return reply.code(204).send()
     }
     // A conditional delete removes the version it checked, or nothing.
-    for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+    await optimistically(async () => {
       const row = await store.find(scope)
       if (!row) throw notFound()
-      checkPreconditions(context, request, row, detail(row))
-      if (await store.remove(scope, row.updatedAt as Date)) return reply.code(204).send()
-    }
-    throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
+      checkPreconditions(context, request, row)
+      return (await store.remove(scope, row.updatedAt as Date)) || undefined
+    })
+    return reply.code(204).send()
   }

@@ -50,6 +50,8 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
     const collection = await preflight(`${V1}/products`, 'PATCH')
     t.notMatch(collection.headers.get('access-control-allow-methods'), /PATCH/, 'a method the path lacks is not offered')
     t.match(collection.headers.get('access-control-allow-methods'), /\bPOST\b/)
+    const unversioned = await preflight(item.replace(V1, '/api'), 'PATCH')
+    t.match(unversioned.headers.get('access-control-allow-methods'), /\bPATCH\b/, 'an unversioned path offers the current version\'s methods')
     const evil = await preflight(item, 'PATCH', 'http://evil.test')
     t.same(corsHeaders(evil.headers), [], 'a disallowed origin is not preflighted')
     t.equal(evil.headers.get('allow') !== null, true, 'it gets the plain OPTIONS answer')
@@ -63,7 +65,11 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
   })
 
   t.test('errors carry CORS headers too, so scripts can read them (CORS-09)', async (t) => {
+    const redirect = await fetch(`${api.origin}${item}/`, { headers: { origin: ALLOWED }, redirect: 'manual' })
+    t.equal(redirect.status, 301)
+    t.equal(redirect.headers.get('access-control-allow-origin'), ALLOWED, 'and redirects')
     for (const res of [
+      await api.post(`${V1}/products/`, productBody(), { origin: ALLOWED }),
       await api.get(`${V1}/products/nope`, { origin: ALLOWED }),
       await api.request('POST', item, { headers: { origin: ALLOWED } }),
       await api.patch(item, { price: -1 }, { origin: ALLOWED }),

@@ -38,7 +38,10 @@ t.test('the vendor media type names a version (VER-03, 04, 05)', (t) =>
     t.match(v1.headers.get('vary'), /Accept/)
     const plain = await api.get(`${V1}/products/${id}`)
     t.same(JSON.parse(v1.text), plain.body, 'the same representation')
-    t.not(v1.headers.get('etag'), plain.headers.get('etag'), 'a different media type, a different tag')
+    t.equal(v1.headers.get('etag'), plain.headers.get('etag'), 'the same bytes, the same tag: it works in If-Match under either type')
+    const missing = await api.get(`${V1}/products/nope`, { accept: VND1 })
+    t.equal(missing.status, 404)
+    t.match(missing.headers.get('content-type'), /^application\/json/, 'errors are application/json, whatever was asked')
 
     const unversioned = await api.get(`/api/products/${id}`, { accept: VND2 })
     t.equal(unversioned.status, 200, '/api/{collection} with a vendor type serves that version')
@@ -49,6 +52,12 @@ t.test('the vendor media type names a version (VER-03, 04, 05)', (t) =>
     t.match(list.headers.get('link'), `<${V1}/products?size=1&page=1>; rel="first"`, 'links name the canonical path')
 
     t.equal((await api.get(`${V1}/products/${id}`, { accept: VND2 })).status, 406, 'a vendor type contradicting the path')
+    const preferred = await api.get(`${V2}/products/${id}`, { accept: `${VND1}, ${VND2};q=0.5` })
+    t.equal(preferred.headers.get('content-type'), VND2, 'another version preferred, this one still acceptable')
+    const refusedV1 = await api.get(`/api/products/${id}`, { accept: `${VND1};q=0, ${VND2}` })
+    t.same(JSON.parse(refusedV1.text).price, { amount: 12.5, currency: 'USD' }, 'a vendor type at q=0 is not asked for')
+    const big = await api.post(`${V1}/products`, 'x'.repeat(1024 * 1024 + 1), { accept: 'application/xml' })
+    t.equal(big.status, 413, 'a body over the limit is a 413 before a 406')
     t.equal((await api.get(`${V1}/products/${id}`, { accept: 'application/vnd.resourceful.v9+json' })).status, 406, 'an unknown version')
     const unknown = await api.get(`/api/products/${id}`, { accept: 'application/vnd.resourceful.v9+json' })
     t.equal(unknown.status, 406)
@@ -85,6 +94,8 @@ t.test('paths: versions, redirects and slashes (VER-01, 02, 06, 10)', (t) =>
     t.equal((await api.post(`${V1}/products/`, productBody())).status, 404, 'a write with a trailing slash')
     t.equal((await fetch(`${api.origin}${V1}//products`, { redirect: 'manual' })).status, 404, 'a doubled slash')
     t.equal((await fetch(`${api.origin}${V1}/nothing/`, { redirect: 'manual' })).status, 404, 'never a redirect to nothing')
+    const slashes = await fetch(`${api.origin}/${'/'.repeat(8000)}a/`, { redirect: 'manual' })
+    t.equal(slashes.status, 404, 'a long run of slashes is a plain 404')
   }),
 )
 
