@@ -22,8 +22,8 @@ export interface ApiVersion {
 
 export const versionPrefix = (version: number) => `/api/v${version}`
 
-/** `/api/v2/products/1` → 2 and `/products/1`. */
-const VERSIONED = /^\/api\/v(\d+)(\/[^?]*)?/
+/** `/api/v2/products/1` → 2. */
+const VERSIONED = /^\/api\/v(\d+)(?:\/|$)/
 /** `/api/products/1`: an API path without a version. */
 const UNVERSIONED = /^\/api\/(?!v\d+(?:[/?]|$))([^?]*)/
 
