@@ -7,6 +7,11 @@ import { migrate } from './db/migrate.js'
 import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
+import cookie from '@fastify/cookie'
+import { installCaller } from './auth/caller.js'
+import { hashPassword } from './auth/passwords.js'
+import { registerSessions } from './auth/sessions.js'
+import { accounts } from './db/accounts.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
@@ -44,6 +49,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const db = options.database ?? (await openDatabase(config.database))
   const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const versions = new Versions(options.versions ?? apiVersions)
+  const store = accounts(db)
+  const admin = config.auth.admin
+  if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
@@ -69,10 +77,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await installCors(app, config.corsOrigins, routes, versions)
   installCanonicalPaths(app, routes)
   installBodyParser(app)
+  await app.register(cookie)
+  installCaller(app, store, config.auth)
   for (const version of versions.all) {
     await app.register(
       async (api) => {
         installVersion(api, versions, version)
+        registerSessions(api, store, config.auth)
         for (const collection of options.collections ?? collections) registerCollection(api, collection, db, version.version)
       },
       { prefix: versionPrefix(version.version) },

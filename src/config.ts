@@ -17,6 +17,18 @@ export interface Config {
   logLevel: LogLevel
   /** Origins whose browser scripts may call the API (CORS), exactly as browsers send them. */
   corsOrigins: string[]
+  auth: AuthConfig
+}
+
+export interface AuthConfig {
+  /** A session ends after this long without a request (minutes). */
+  sessionIdleMinutes: number
+  /** A session ends this long after sign-in, however active (days). */
+  sessionMaxDays: number
+  /** Send the session cookie with `Secure` (set when the service is reached over HTTPS). */
+  cookieSecure: boolean
+  /** An admin created at start when no user has this email. */
+  admin?: { email: string; password: string }
 }
 
 /** A configuration value that cannot be used; the message names the variable. */
@@ -93,6 +105,23 @@ function readOrigins(env: Env): string[] {
   return origins
 }
 
+function readPositiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1 (got "${raw}")`)
+  return Number(raw)
+}
+
+function readAdmin(env: Env): AuthConfig['admin'] {
+  const email = env.ADMIN_EMAIL || undefined
+  const password = env.ADMIN_PASSWORD || undefined
+  if (!email && !password) return undefined
+  if (!email || !password) throw new ConfigError(`${email ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL'} must be set together with ${email ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD'}`)
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new ConfigError(`ADMIN_EMAIL must be an email address (got "${email}")`)
+  if (password.length < 12) throw new ConfigError('ADMIN_PASSWORD must have at least 12 characters')
+  return { email: email.toLowerCase(), password }
+}
+
 /** Builds the configuration from an environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   return {
@@ -102,5 +131,11 @@ export function loadConfig(env: Env = process.env): Config {
     migrateOnStart: readBoolean(env, 'MIGRATE_ON_START', true),
     logLevel: readLogLevel(env),
     corsOrigins: readOrigins(env),
+    auth: {
+      sessionIdleMinutes: readPositiveInteger(env, 'SESSION_IDLE_MINUTES', 24 * 60),
+      sessionMaxDays: readPositiveInteger(env, 'SESSION_MAX_DAYS', 30),
+      cookieSecure: readBoolean(env, 'COOKIE_SECURE', false),
+      admin: readAdmin(env),
+    },
   }
 }

@@ -19,6 +19,8 @@ export const CATALOGUE = Object.freeze({
   BAD_REQUEST: { status: 400, message: 'The request could not be read.' },
   MALFORMED_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   INVALID_PARAMETER: { status: 400, message: 'A query parameter is not valid.' },
+  UNAUTHENTICATED: { status: 401, message: 'Credentials are missing or not valid.' },
+  FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed on this resource.' },
   NOT_ACCEPTABLE: { status: 406, message: 'The resource can only be sent as JSON; the Accept header admits no JSON type.' },

@@ -1,0 +1,67 @@
+/**
+ * Cookie sessions: `POST /sessions` signs in, `GET /sessions/current` shows the caller,
+ * `DELETE /sessions/current` signs out. Sessions live in the database, so any instance can
+ * verify or end them.
+ */
+import type { FastifyInstance } from 'fastify'
+import { Type, type Static } from 'typebox'
+import type { AuthConfig } from '../config.js'
+import type { Account, Accounts } from '../db/accounts.js'
+import { ApiError } from '../errors.js'
+import { requireCaller, SESSION_COOKIE, unauthenticated } from './caller.js'
+import { verifyPassword } from './passwords.js'
+import { newSecret, secretHash } from './secrets.js'
+
+const SignIn = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+)
+
+const User = Type.Object({ id: Type.String(), email: Type.String(), name: Type.String(), roles: Type.Array(Type.String()) })
+const Session = Type.Object({ id: Type.String(), user: User, created_at: Type.String(), expires_at: Type.String() })
+
+const represent = (id: string, user: Account, createdAt: Date, expiresAt: Date) => ({
+  id,
+  user,
+  created_at: createdAt.toISOString(),
+  expires_at: expiresAt.toISOString(),
+})
+
+export function registerSessions(app: FastifyInstance, store: Accounts, config: AuthConfig): void {
+  const maxAgeSeconds = config.sessionMaxDays * 86_400
+  // HttpOnly: scripts never see it; SameSite=Lax: other sites' forms and fetches do not send it;
+  // Path=/api: sent only to the API.
+  const cookie = { path: '/api', httpOnly: true, sameSite: 'lax', secure: config.cookieSecure } as const
+
+  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
+    const email = request.body.email.trim().toLowerCase()
+    const account = await store.byEmail(email)
+    // The same work and the same answer for an unknown email and a wrong password.
+    const valid = await verifyPassword(request.body.password, account?.passwordHash)
+    if (!account || !valid) throw unauthenticated('The email or the password is wrong.')
+    const secret = newSecret('rf_session_')
+    const createdAt = new Date()
+    const expiresAt = new Date(createdAt.getTime() + maxAgeSeconds * 1000)
+    const id = await store.createSession(account.id, secretHash(secret), createdAt, expiresAt)
+    reply.setCookie(SESSION_COOKIE, secret, { ...cookie, maxAge: maxAgeSeconds })
+    reply.code(201).header('location', `${request.url.split('?', 1)[0]}/current`)
+    const { passwordHash: _, ...user } = account
+    return represent(id, user, createdAt, expiresAt)
+  })
+
+  app.get('/sessions/current', { schema: { response: { 200: Session } } }, async (request) => {
+    const caller = requireCaller(request)
+    if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
+    const session = await store.session(secretHash(request.cookies[SESSION_COOKIE]!))
+    if (!session) throw unauthenticated()
+    return represent(session.id, session.user, session.createdAt, session.expiresAt)
+  })
+
+  app.delete('/sessions/current', async (request, reply) => {
+    const caller = requireCaller(request)
+    if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
+    await store.deleteSession(caller.sessionId)
+    reply.clearCookie(SESSION_COOKIE, cookie)
+    return reply.code(204).send()
+  })
+}
