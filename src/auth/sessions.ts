@@ -45,8 +45,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     const id = await store.createSession(account.id, secretHash(secret), createdAt, expiresAt)
     reply.setCookie(SESSION_COOKIE, secret, { ...cookie, maxAge: maxAgeSeconds })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/current`)
-    const { passwordHash: _, ...user } = account
-    return represent(id, user, createdAt, expiresAt)
+    return represent(id, { id: account.id, email: account.email, name: account.name, roles: account.roles }, createdAt, expiresAt)
   })
 
   app.get('/sessions/current', { schema: { response: { 200: Session } } }, async (request) => {
