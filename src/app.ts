@@ -11,6 +11,7 @@ import cookie from '@fastify/cookie'
 import { installCaller } from './auth/caller.js'
 import { hashPassword } from './auth/passwords.js'
 import { registerSessions } from './auth/sessions.js'
+import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       async (api) => {
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth)
+        registerTokens(api, store)
         for (const collection of options.collections ?? collections) registerCollection(api, collection, db, version.version)
       },
       { prefix: versionPrefix(version.version) },

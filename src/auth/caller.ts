@@ -1,6 +1,6 @@
 /**
- * Who is calling: resolved once per request from the session cookie (bearer tokens and external
- * identity providers join here), before any route runs.
+ * Who is calling: resolved once per request, before any route runs, from a bearer token or else
+ * the session cookie (RFC 6750 for the bearer's errors).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthConfig } from '../config.js'
@@ -12,12 +12,13 @@ export const SESSION_COOKIE = 'session'
 /** A session's last use is written at most this often: not one write per request. */
 const TOUCH_EVERY_MS = 60_000
 
-export interface Caller {
-  user: Account
-  via: 'session'
-  /** The session's id, to end it. */
-  sessionId: string
-}
+export type Caller =
+  | { user: Account; via: 'session'; /** The session's id, to end it. */ sessionId: string }
+  | { user: Account; via: 'token'; tokenId: string; scopes: readonly string[] }
+
+/** Token scopes: `read` for safe methods, `write` for the others. */
+export const SCOPES = ['read', 'write'] as const
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,8 +32,13 @@ export function isAdmin(caller: Caller | null): boolean {
 }
 
 /** 401 for an action that needs credentials (RFC 9110 §11.6.1: with a challenge). */
-export function unauthenticated(message = 'Sign in to do this.'): ApiError {
+export function unauthenticated(message = 'Sign in, or send a bearer token, to do this.'): ApiError {
   return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api"' } })
+}
+
+/** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
+function invalidToken(message: string): ApiError {
+  return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
 }
 
 export function requireCaller(request: FastifyRequest): Caller {
@@ -49,6 +55,11 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
   const idleMs = config.sessionIdleMinutes * 60_000
   app.decorateRequest('caller', null)
   app.addHook('onRequest', async (request) => {
+    const authorization = request.headers.authorization
+    if (authorization !== undefined) {
+      request.caller = await bearer(authorization, request.method)
+      return
+    }
     const secret = request.cookies[SESSION_COOKIE]
     if (!secret) return
     const session = await store.session(secretHash(secret))
@@ -57,4 +68,20 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
     if (now - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await store.touchSession(session.id, new Date(now))
     request.caller = { user: session.user, via: 'session', sessionId: session.id }
   })
+
+  /** The caller a bearer token names; a bad, expired or revoked one is a 401 whatever the route. */
+  async function bearer(authorization: string, method: string): Promise<Caller> {
+    const [scheme, value, extra] = authorization.trim().split(/\s+/)
+    if (scheme?.toLowerCase() !== 'bearer' || !value || extra !== undefined) throw unauthenticated('Send credentials as Authorization: Bearer <token>.')
+    const token = await store.token(secretHash(value))
+    const now = Date.now()
+    if (!token || token.expiresAt.getTime() <= now) throw invalidToken('The bearer token is not valid: unknown, revoked or expired.')
+    if (!SAFE_METHODS.has(method) && !token.scopes.includes('write')) {
+      throw new ApiError('FORBIDDEN', 'This token may only read: its scopes lack write.', [], {
+        headers: { 'www-authenticate': 'Bearer realm="api", error="insufficient_scope", scope="write"' },
+      })
+    }
+    if (!token.lastUsedAt || now - token.lastUsedAt.getTime() >= TOUCH_EVERY_MS) await store.touchToken(token.id, new Date(now))
+    return { user: token.user, via: 'token', tokenId: token.id, scopes: token.scopes }
+  }
 }

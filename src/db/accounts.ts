@@ -11,6 +11,25 @@ export interface Account {
   roles: string[]
 }
 
+export interface StoredToken {
+  id: string
+  name: string
+  scopes: string[]
+  expiresAt: Date
+  lastUsedAt: Date | null
+  createdAt: Date
+}
+
+const TOKEN = 't.id, t.name, t.scopes, t.expires_at, t.last_used_at, t.created_at'
+const token = (row: Record<string, unknown>): StoredToken => ({
+  id: row.id as string,
+  name: row.name as string,
+  scopes: row.scopes as string[],
+  expiresAt: row.expires_at as Date,
+  lastUsedAt: row.last_used_at as Date | null,
+  createdAt: row.created_at as Date,
+})
+
 export interface StoredSession {
   id: string
   createdAt: Date
@@ -81,6 +100,42 @@ export function accounts(db: Database) {
 
     async deleteSession(id: string): Promise<void> {
       await db.query('DELETE FROM sessions WHERE id = $1', [id], 'session_delete')
+    },
+
+    async createToken(userId: string, secretHash: string, fields: { name: string; scopes: string[]; expiresAt: Date }): Promise<StoredToken> {
+      const now = new Date()
+      const rows = await db.query(
+        `INSERT INTO tokens AS t (id, secret_hash, user_id, name, scopes, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${TOKEN}`,
+        [uuidv7(), secretHash, userId, fields.name, fields.scopes, fields.expiresAt, now],
+        'token_create',
+      )
+      return token(rows[0]!)
+    },
+
+    /** The token with this secret's hash and its user, whatever its age (the caller decides). */
+    async token(secretHash: string): Promise<(StoredToken & { user: Account }) | undefined> {
+      const rows = await db.query(
+        `SELECT ${TOKEN}, u.id AS user_id, u.email, u.name AS user_name, u.roles FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.secret_hash = $1`,
+        [secretHash],
+        'token_by_secret',
+      )
+      const row = rows[0]
+      return row && { ...token(row), user: { id: row.user_id as string, email: row.email as string, name: row.user_name as string, roles: row.roles as string[] } }
+    },
+
+    /** A user's tokens, newest first. */
+    async tokensOf(userId: string): Promise<StoredToken[]> {
+      const rows = await db.query(`SELECT ${TOKEN} FROM tokens t WHERE t.user_id = $1 ORDER BY t.id DESC`, [userId], 'tokens_of_user')
+      return rows.map(token)
+    },
+
+    async touchToken(id: string, at: Date): Promise<void> {
+      await db.query('UPDATE tokens SET last_used_at = $2 WHERE id = $1', [id, at], 'token_touch')
+    },
+
+    /** Deletes one of the user's tokens; false when the user has no token with that id. */
+    async deleteToken(userId: string, id: string): Promise<boolean> {
+      return (await db.query('DELETE FROM tokens WHERE id = $1 AND user_id = $2 RETURNING id', [id, userId], 'token_delete')).length === 1
     },
   }
 }
