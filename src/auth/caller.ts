@@ -54,7 +54,13 @@ export function requireCaller(request: FastifyRequest): Caller {
 export function installCaller(app: FastifyInstance, store: Accounts, config: AuthConfig): void {
   const idleMs = config.sessionIdleMinutes * 60_000
   app.decorateRequest('caller', null)
-  app.addHook('onRequest', async (request) => {
+  // Anonymous requests, most of them, pass without a promise or a lookup.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done()
+    resolve(request).then(() => done(), done)
+  })
+
+  async function resolve(request: FastifyRequest): Promise<void> {
     const authorization = request.headers.authorization
     if (authorization !== undefined) {
       request.caller = await bearer(authorization, request.method)
@@ -67,7 +73,7 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
     if (!session || session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + idleMs <= now) return
     if (now - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await store.touchSession(session.id, new Date(now))
     request.caller = { user: session.user, via: 'session', sessionId: session.id }
-  })
+  }
 
   /** The caller a bearer token names; a bad, expired or revoked one is a 401 whatever the route. */
   async function bearer(authorization: string, method: string): Promise<Caller> {
