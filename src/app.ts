@@ -10,7 +10,7 @@ import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
 import { installCaller } from './auth/caller.js'
 import { hashPassword } from './auth/passwords.js'
-import { registerSessions } from './auth/sessions.js'
+import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
 import { installCors } from './http/cors.js'
@@ -51,6 +51,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const versions = new Versions(options.versions ?? apiVersions)
   const store = accounts(db)
+  const throttles = signInThrottles()
   const admin = config.auth.admin
   if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
   const app = Fastify({
@@ -79,12 +80,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installCanonicalPaths(app, routes)
   installBodyParser(app)
   await app.register(cookie)
-  installCaller(app, store, config.auth)
+  installCaller(app, store, config.auth, config.corsOrigins)
   for (const version of versions.all) {
     await app.register(
       async (api) => {
         installVersion(api, versions, version)
-        registerSessions(api, store, config.auth)
+        registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
         for (const collection of options.collections ?? collections) registerCollection(api, collection, db, version.version)
       },

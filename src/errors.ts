@@ -30,6 +30,7 @@ export const CATALOGUE = Object.freeze({
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON.' },
   VALIDATION_ERROR: { status: 422, message: 'The request body is not valid.' },
   PRECONDITION_REQUIRED: { status: 428, message: 'This change needs an If-Match header with the item\'s current ETag.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests; try again later.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable; try again later.' },

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
+import { checkSameSite } from './csrf.js'
 import { secretHash } from './secrets.js'
 
 export const SESSION_COOKIE = 'session'
@@ -51,7 +52,8 @@ export function requireCaller(request: FastifyRequest): Caller {
  * An expired or unknown session cookie makes the request anonymous; an action that needs a
  * caller then answers 401.
  */
-export function installCaller(app: FastifyInstance, store: Accounts, config: AuthConfig): void {
+export function installCaller(app: FastifyInstance, store: Accounts, config: AuthConfig, corsOrigins: readonly string[]): void {
+  const allowedOrigins = new Set(corsOrigins)
   const idleMs = config.sessionIdleMinutes * 60_000
   app.decorateRequest('caller', null)
   // Anonymous requests, most of them, pass without a promise or a lookup.
@@ -71,6 +73,7 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
     const session = await store.session(secretHash(secret))
     const now = Date.now()
     if (!session || session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + idleMs <= now) return
+    checkSameSite(request, allowedOrigins)
     if (now - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await store.touchSession(session.id, new Date(now))
     request.caller = { user: session.user, via: 'session', sessionId: session.id }
   }

@@ -10,6 +10,7 @@ import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
 import { requireCaller, SESSION_COOKIE, unauthenticated } from './caller.js'
 import { verifyPassword } from './passwords.js'
+import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
 
 const SignIn = Type.Object(
@@ -27,7 +28,22 @@ const represent = (id: string, user: Account, createdAt: Date, expiresAt: Date) 
   expires_at: expiresAt.toISOString(),
 })
 
-export function registerSessions(app: FastifyInstance, store: Accounts, config: AuthConfig): void {
+/** Failed sign-ins allowed per account and per address in a window, before 429s. */
+const ACCOUNT_FAILURES = 5
+const ADDRESS_FAILURES = 20
+const FAILURE_WINDOW_MS = 15 * 60_000
+
+export interface SignInThrottles {
+  account: Throttle
+  address: Throttle
+}
+
+/** One pair per service, shared by every API version's /sessions. */
+export function signInThrottles(): SignInThrottles {
+  return { account: createThrottle(ACCOUNT_FAILURES, FAILURE_WINDOW_MS), address: createThrottle(ADDRESS_FAILURES, FAILURE_WINDOW_MS) }
+}
+
+export function registerSessions(app: FastifyInstance, store: Accounts, config: AuthConfig, throttles: SignInThrottles): void {
   const maxAgeSeconds = config.sessionMaxDays * 86_400
   // HttpOnly: scripts never see it; SameSite=Lax: other sites' forms and fetches do not send it;
   // Path=/api: sent only to the API.
@@ -35,10 +51,19 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
 
   app.post<{ Body: Static<typeof SignIn> }>('/sessions', { schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase()
+    const wait = Math.max(throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip))
+    if (wait > 0) {
+      throw new ApiError('RATE_LIMITED', 'Too many failed sign-ins; wait before trying again.', [], { headers: { 'retry-after': String(wait) } })
+    }
     const account = await store.byEmail(email)
     // The same work and the same answer for an unknown email and a wrong password.
     const valid = await verifyPassword(request.body.password, account?.passwordHash)
-    if (!account || !valid) throw unauthenticated('The email or the password is wrong.')
+    if (!account || !valid) {
+      throttles.account.fail(email)
+      throttles.address.fail(request.ip)
+      throw unauthenticated('The email or the password is wrong.')
+    }
+    throttles.account.clear(email)
     const secret = newSecret('rf_session_')
     const createdAt = new Date()
     const expiresAt = new Date(createdAt.getTime() + maxAgeSeconds * 1000)
