@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
-import { checkSameSite } from './csrf.js'
+import { checkSameSite, SAFE_METHODS } from './csrf.js'
 import { secretHash } from './secrets.js'
 
 export const SESSION_COOKIE = 'session'
@@ -14,22 +14,17 @@ export const SESSION_COOKIE = 'session'
 const TOUCH_EVERY_MS = 60_000
 
 export type Caller =
-  | { user: Account; via: 'session'; /** The session's id, to end it. */ sessionId: string }
+  | { user: Account; via: 'session'; session: { id: string; createdAt: Date; expiresAt: Date } }
   | { user: Account; via: 'token'; tokenId: string; scopes: readonly string[] }
 
 /** Token scopes: `read` for safe methods, `write` for the others. */
 export const SCOPES = ['read', 'write'] as const
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller, or null for an anonymous request. */
     caller: Caller | null
   }
-}
-
-export function isAdmin(caller: Caller | null): boolean {
-  return caller?.user.roles.includes('admin') ?? false
 }
 
 /** 401 for an action that needs credentials (RFC 9110 §11.6.1: with a challenge). */
@@ -75,7 +70,7 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
     if (!session || session.expiresAt.getTime() <= now || session.lastSeenAt.getTime() + idleMs <= now) return
     checkSameSite(request, allowedOrigins)
     if (now - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await store.touchSession(session.id, new Date(now))
-    request.caller = { user: session.user, via: 'session', sessionId: session.id }
+    request.caller = { user: session.user, via: 'session', session: { id: session.id, createdAt: session.createdAt, expiresAt: session.expiresAt } }
   }
 
   /** The caller a bearer token names; a bad, expired or revoked one is a 401 whatever the route. */

@@ -7,7 +7,8 @@
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+/** Methods that change nothing (RFC 9110 §9.2.1). */
+export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** The origin of a URL, or undefined when it is not one (`null`, garbage). */
 function originOf(value: string): string | undefined {

@@ -76,15 +76,13 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
   app.get('/sessions/current', { schema: { response: { 200: Session } } }, async (request) => {
     const caller = requireCaller(request)
     if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
-    const session = await store.session(secretHash(request.cookies[SESSION_COOKIE]!))
-    if (!session) throw unauthenticated()
-    return represent(session.id, session.user, session.createdAt, session.expiresAt)
+    return represent(caller.session.id, caller.user, caller.session.createdAt, caller.session.expiresAt)
   })
 
   app.delete('/sessions/current', async (request, reply) => {
     const caller = requireCaller(request)
     if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
-    await store.deleteSession(caller.sessionId)
+    await store.deleteSession(caller.session.id)
     reply.clearCookie(SESSION_COOKIE, cookie)
     return reply.code(204).send()
   })

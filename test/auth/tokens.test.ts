@@ -46,6 +46,8 @@ for (const kind of databaseKinds()) {
       const writer = (await api.post(`${V1}/tokens`, { name: 'writer', scopes: ['read', 'write'], expires_in_days: 1 }, admin)).body
       const listed = await api.get(`${V1}/tokens`, bearer(reader.token))
       t.equal(listed.status, 200, 'a read token reads')
+      t.equal((await api.get(`${V1}/sessions/current`, bearer(reader.token))).status, 404, 'a token is no session')
+      t.equal((await api.delete(`${V1}/sessions/current`, bearer(writer.token))).status, 404, 'nor can it end one')
       t.ok(listed.body.find((x: { id: string }) => x.id === reader.id).last_used_at, 'its last use is recorded')
       const refused = await api.post(`${V1}/tokens`, { name: 'more' }, bearer(reader.token))
       t.equal(refused.status, 403)
