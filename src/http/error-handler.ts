@@ -81,7 +81,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable, v
       // Which version an unversioned path serves depends on Accept.
       if (unrouted) {
         appendHeader(reply, 'vary', 'Accept')
-        return reply.code(unrouted.status).header('location', unrouted.location).send()
+        return reply.code(302).header('location', unrouted.location).send()
       }
       return sendError(reply, noResource())
     }

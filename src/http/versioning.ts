@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { noResource } from './error-handler.js'
 import { BODY_LIMIT } from './body-parser.js'
-import { JSON_MEDIA_TYPE, negotiate, requestedVersion, VENDOR_TYPE } from './negotiation.js'
+import { JSON_MEDIA_TYPE, negotiate, requestedVersion } from './negotiation.js'
 import { appendHeader } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 
@@ -86,11 +86,11 @@ export class Versions {
   }
 
   /**
-   * What a request that matched no route gets when its path is nearly an API path: a redirect
-   * to the canonical path (GET and HEAD only: clients may replay a redirect as GET), or an error
-   * that says what to use. Undefined when it is simply not found.
+   * What a request that matched no route gets when its path is nearly an API path: the
+   * location to redirect to (302, GET and HEAD only: clients may replay a redirect as GET), or
+   * an error that says what to use. Undefined when it is simply not found.
    */
-  unrouted(request: FastifyRequest, routes: RouteTable): { location: string; status: 301 | 302 } | ApiError | undefined {
+  unrouted(request: FastifyRequest, routes: RouteTable): { location: string } | ApiError | undefined {
     const [path = '/', query] = splitQuery(request.url)
     const readOnly = request.method === 'GET' || request.method === 'HEAD'
     const search = query === undefined ? '' : `?${query}`
@@ -100,9 +100,10 @@ export class Versions {
     }
     const canonical = this.canonical(path)
     if (!canonical) return undefined
-    const named = request.headers.accept && VENDOR_TYPE.exec(request.headers.accept)
-    if (named) return new ApiError('NOT_ACCEPTABLE', `API version v${named[1]} does not exist; the versions served are ${this.list}.`)
-    return readOnly && routes.allowFor(canonical) ? { location: canonical + search, status: 302 } : undefined
+    // A known version asked for by Accept was routed by `rewrite`; one left here does not exist.
+    const asked = request.headers.accept === undefined ? undefined : requestedVersion(request.headers.accept)
+    if (asked !== undefined) return new ApiError('NOT_ACCEPTABLE', `API version v${asked} does not exist; the versions served are ${this.list}.`)
+    return readOnly && routes.allowFor(canonical) ? { location: canonical + search } : undefined
   }
 }
 

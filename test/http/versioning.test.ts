@@ -85,6 +85,8 @@ t.test('paths: versions, redirects and slashes (VER-01, 02, 06, 10)', (t) =>
     t.equal(redirect.status, 302, 'an unversioned GET redirects to the current version')
     t.equal(redirect.headers.get('location'), `${V2}/products?status=active&size=5`, 'keeping the query')
     t.equal((await fetch(`${api.origin}/api/products`, { method: 'HEAD', redirect: 'manual' })).status, 302)
+    const declined = await fetch(`${api.origin}/api/products`, { headers: { accept: 'application/vnd.resourceful.v9+json;q=0, application/json' }, redirect: 'manual' })
+    t.equal(declined.status, 302, 'a vendor type at q=0 asks for nothing: the usual redirect')
     t.equal((await api.post('/api/products', productBody())).status, 404, 'an unversioned write is not redirected')
     t.equal((await fetch(`${api.origin}/api/nothing`, { redirect: 'manual' })).status, 404, 'nor a path that does not exist')
 
