@@ -10,6 +10,8 @@ import { createTestDatabase, databaseKinds } from './helpers/databases.js'
 import { productBody } from './helpers/fixtures.js'
 
 const ENTRY = path.resolve('src/server.ts')
+/** The bootstrap admin every started service has: product writes need an admin. */
+const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 const MIGRATE_CLI = path.resolve('src/cli/migrate.ts')
 
 interface Running {
@@ -22,8 +24,16 @@ interface Running {
 
 /** A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
  * make it report coverage that does not map onto tap's own. */
-const childEnv = (env: Record<string, string>) =>
-  ({ PATH: process.env.PATH, HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0', PORT: '0', LOG_LEVEL: 'info', ...env })
+const childEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  ADMIN_EMAIL: ADMIN.email,
+  ADMIN_PASSWORD: ADMIN.password,
+  ...env,
+})
 
 function startServer(env: Record<string, string>): Running {
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
@@ -68,8 +78,18 @@ function tempDir(t: Test): string {
   return dir
 }
 
-const post = (origin: string, body: unknown) =>
-  fetch(`${origin}/api/v1/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+/** The admin's session cookie. */
+async function adminCookie(origin: string): Promise<string> {
+  const signedIn = await fetch(`${origin}/api/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
+  return signedIn.headers.get('set-cookie')!.split(';', 1)[0]!
+}
+
+const post = async (origin: string, body: unknown) =>
+  fetch(`${origin}/api/v1/products`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: await adminCookie(origin) },
+    body: JSON.stringify(body),
+  })
 
 t.test('a bad configuration stops the start with one line naming the variable', async (t) => {
   const { code, stderr } = await startServer({ PORT: 'abc' }).exited
@@ -108,13 +128,14 @@ t.test('SIGTERM: stop accepting, finish the request in flight, then exit 0', asy
   const server = await started(t, { DATA_DIR: path.join(tempDir(t), 'data'), LOG_LEVEL: 'debug' })
   const body = JSON.stringify(productBody())
   const port = Number(new URL(server.origin).port)
+  const cookie = await adminCookie(server.origin)
   const socket = connect(port, '127.0.0.1')
   let response = ''
   socket.on('data', (chunk) => (response += chunk))
   const closed = new Promise((resolve) => socket.on('close', resolve))
   await new Promise((resolve) => socket.once('connect', resolve))
   // The headers and half the body: the request is in flight when the signal comes.
-  socket.write(`POST /api/v1/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`)
+  socket.write(`POST /api/v1/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nCookie: ${cookie}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`)
   const received = server.waitFor(/^incoming request/)
   socket.write(body.slice(0, 10))
   await received

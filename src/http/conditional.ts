@@ -27,11 +27,12 @@ export function entityTag(representation: unknown): string {
 /**
  * An item's strong entity tag, from what its representation depends on: the API version that
  * shows it and its `updated_at`, which moves forward (by at least a millisecond) on every change
- * to the item or its related data. Hashing the representation instead cost a third of a
- * product read's throughput (docs/decisions.md).
+ * to the item or its related data, and the variant of the fields this caller may see (a field
+ * omitted for one caller is another representation). Hashing the representation instead cost a
+ * third of a product read's throughput (docs/decisions.md).
  */
-export function itemTag(version: number, updatedAt: Date): string {
-  return `"v${version}.${updatedAt.getTime().toString(36)}"`
+export function itemTag(version: number, updatedAt: Date, variant = ''): string {
+  return `"v${version}.${updatedAt.getTime().toString(36)}${variant && `.${variant}`}"`
 }
 
 /** Last-Modified has whole seconds (RFC 9110 §8.8.2), so dates are compared in seconds. */

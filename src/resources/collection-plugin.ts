@@ -1,21 +1,29 @@
 /** Registers a collection's routes: list, read, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
+import { Type, type TObject } from 'typebox'
 import type { Database } from '../db/client.js'
 import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
+import { restrictedReads } from './permissions.js'
 import { handlerContext, type Body, type Params } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
 import { createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
+/** A field some callers may not read is absent for them: not required in the response schemas. */
+function responseSchemas(schemas: { item: TObject; summary: TObject }, restricted: readonly string[]) {
+  const optional = (schema: TObject) => ({ ...schema, required: (schema.required ?? []).filter((name) => !restricted.includes(name)) }) as TObject
+  return restricted.length === 0 ? schemas : { item: optional(schemas.item), summary: optional(schemas.summary) }
+}
+
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
 export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number): void {
   const { parent } = collection.options
   const context = handlerContext(collection, db, version)
-  const { schemas, bodies } = context.version
+  const { bodies } = context.version
+  const schemas = responseSchemas(context.version.schemas, restrictedReads(collection))
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const item = `${base}/:id`
   const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }

@@ -1,6 +1,8 @@
 /** defineCollection: a collection's declaration, checked and derived once at startup. */
 import type { TObject } from 'typebox'
 import type { CollectionAccess, FieldAccess } from '../auth/access.js'
+import type { Caller } from '../auth/caller.js'
+import type { Database } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, toCamel, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
@@ -18,6 +20,10 @@ export interface WriteContext {
   current?: Representation
   /** The parent item's id, in a nested collection. */
   parentId?: string
+  /** Who is writing. */
+  caller: Caller | null
+  /** For hooks that look up related items (through functions in src/db/). */
+  db: Database
 }
 
 export interface CollectionHooks {
@@ -46,10 +52,17 @@ export interface CollectionOptions {
   computed?: Readonly<Record<string, ComputedField>>
   /** Nests the collection one level below another: `/{parent}/{id}/{name}`; `field` holds the parent's id. */
   parent?: { collection: Collection; field: string }
-  /** The field that holds the item's owner, set from the caller and never from the body. */
+  /**
+   * The field that holds the item's owner, set from the caller on create and never from the body;
+   * `id` for items that are their own owner (users). A nested collection without one is owned
+   * by its parent's owner.
+   */
   owner?: string
   access: CollectionAccess
+  /** Fields that only some callers may read (omitted for the others) or write (403 for the others). */
   fieldAccess?: Readonly<Record<string, FieldAccess>>
+  /** Fields of the create schema that no representation shows, stored transformed (a password, as its hash). */
+  writeOnly?: Readonly<Record<string, WriteOnlyField>>
   hooks?: CollectionHooks
   /** Anonymous reads may be cached by anyone for this many seconds (`public, max-age`); else `no-store`. */
   cacheMaxAge?: number
@@ -59,6 +72,13 @@ export interface CollectionOptions {
   versions?: Readonly<Record<number, VersionView>>
 }
 
+export interface WriteOnlyField {
+  /** The model field that stores it. */
+  column: string
+  /** The stored value for a written one. */
+  store(value: unknown): Promise<unknown>
+}
+
 export interface Collection {
   readonly options: CollectionOptions
   readonly name: string
@@ -66,6 +86,9 @@ export interface Collection {
   readonly field: ReadonlyMap<string, Field>
   readonly summaryFields: readonly Field[]
   readonly readOnly: readonly string[]
+  readonly writeOnly: readonly string[]
+  /** Whose items these are: an owner field of their own, their parent's owner, or nobody's. */
+  readonly ownership: { readonly kind: 'own'; readonly column: string } | { readonly kind: 'parent'; readonly column: string } | { readonly kind: 'none' }
   /** Read-only fields a PUT may echo but never change: the id, the creation time, the parent, the owner. */
   readonly identity: readonly string[]
   /** Model fields an item read selects: its columns and what its computed fields read. */
@@ -100,9 +123,12 @@ export function defineCollection(options: CollectionOptions): Collection {
   if (!id) throw new TypeError(`collection ${name}: the item schema needs an id`)
   const summaryNames = Object.keys((schemas.summary as unknown as { properties: object }).properties)
   const readOnly = fields.filter((f) => f.readOnly).map((f) => f.name)
+  const writeOnly = Object.keys(options.writeOnly ?? {})
   for (const input of Object.keys((schemas.create as unknown as { properties: object }).properties)) {
-    if (!field.has(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
+    if (!field.has(input) && !writeOnly.includes(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
   }
+  if (options.owner) pick(field, [options.owner], 'owner', name)
+  const parentOwner = options.parent?.collection.options.owner
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
   const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
   const columnsOf = (chosen: readonly Field[]) => [
@@ -115,9 +141,16 @@ export function defineCollection(options: CollectionOptions): Collection {
     field,
     summaryFields,
     readOnly,
+    writeOnly,
+    ownership: options.owner
+      ? { kind: 'own', column: field.get(options.owner)!.column }
+      : parentOwner
+        ? { kind: 'parent', column: options.parent!.collection.field.get(parentOwner)!.column }
+        : { kind: 'none' },
     identity: ['id', 'created_at', options.parent?.field, options.owner].filter((f): f is string => f !== undefined && field.has(f)),
     columns: columnsOf(fields),
-    listColumns: columnsOf(summaryFields),
+    // A list shows each item as its caller's standing towards it allows: the owner is read too.
+    listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [field.get(options.owner)!.column] : [])])],
     listSpec: {
       sortable: pick(field, options.sortable ?? [], 'sortable', name),
       filterable: pick(field, options.filterable ?? [], 'filterable', name),
@@ -125,7 +158,7 @@ export function defineCollection(options: CollectionOptions): Collection {
     },
     bodies: {
       create: createBodySchema(schemas.create),
-      replace: replaceBodySchema(schemas.create, schemas.item, readOnly),
+      replace: replaceBodySchema(schemas.create, schemas.item, readOnly, writeOnly),
       patch: patchBodySchema(schemas.create),
     },
   }

@@ -21,9 +21,11 @@ export function createBodySchema(create: TObject): ObjectSchema {
 /**
  * PUT carries the full representation, so the read-only fields a GET returned may come back,
  * typed as in the item schema; the handler checks the identifying ones against the stored item.
+ * Write-only fields cannot come back from a GET: a PUT without one keeps the stored value.
  */
-export function replaceBodySchema(create: TObject, item: TObject, readOnly: readonly string[]): ObjectSchema {
+export function replaceBodySchema(create: TObject, item: TObject, readOnly: readonly string[], writeOnly: readonly string[] = []): ObjectSchema {
   const schema = clone(create)
+  schema.required = schema.required!.filter((name) => !writeOnly.includes(name))
   const itemProperties = (item as unknown as ObjectSchema).properties
   for (const name of readOnly) schema.properties[name] = itemProperties[name]!
   return schema

@@ -1,30 +1,46 @@
-/** What a collection's handlers share: its store, its representations, and the scope of a request. */
+/** What a collection's handlers share: its store, its representations, and who may do what to which item. */
 import type { FastifyRequest } from 'fastify'
+import { authorize, authorizeItem, isAdmin, STANDINGS, standingOf, type CollectionAccess, type Standing } from '../auth/access.js'
 import type { Database } from '../db/client.js'
 import { ApiError } from '../errors.js'
 import { itemTag, type Validators } from '../http/conditional.js'
 import type { Collection } from './collection.js'
 import { isUuid } from './ids.js'
+import { resolvePermissions, type Permissions } from './permissions.js'
 import { representer, type Representation, type Row } from './represent.js'
 import { createStore, type Scope, type Store } from './store.js'
 import { collectionVersion, type CollectionVersion } from './versions.js'
 
 export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
+export type Action = keyof CollectionAccess
 
 export interface HandlerContext {
   collection: Collection
+  db: Database
   store: Store
   /** The API version these handlers serve, with its view of the collection. */
   version: CollectionVersion
-  summary(row: Row): Representation
-  detail(row: Row): Representation
-  /** The validators of an item as this version shows it. */
-  validators(row: Row): Validators
+  permissions: Permissions
+  /** The item with every field, as hooks and write checks see it. */
+  stored(row: Row): Representation
+  /** The list representation as this version shows it to this standing. */
+  summary(row: Row, standing: Standing): Representation
+  /** The detail representation as this version shows it to this standing. */
+  detail(row: Row, standing: Standing): Representation
+  /** The validators of an item as this version shows it to this standing. */
+  validators(row: Row, standing: Standing): Validators
   /** The item's scope: its id and, when nested, its parent. Malformed ids are answered like unknown ones. */
   scopeOf(params: Params): Scope
-  /** The list's scope; a nested list under an unknown parent is a 404, not an empty list. */
-  listScope(params: Params): Promise<Scope>
+  /** The collection-level rule of an action, before any item is looked at: 401, or 403 for a role. */
+  authorize(request: FastifyRequest, action: Action): void
+  /** The caller's standing towards a found item, once the action's owner rule allows it (else 403). */
+  standing(request: FastifyRequest, action: Action, params: Params, row: Row): Promise<Standing>
+  /**
+   * Where a list reads or a create writes: the parent (404 when unknown, 403 when it is another
+   * owner's), the caller's own items only when the rule says so, and the caller's standing.
+   */
+  placement(request: FastifyRequest, action: 'list' | 'create', params: Params): Promise<{ scope: Scope; standing(row?: Row): Standing }>
 }
 
 export const notFound = () => new ApiError('NOT_FOUND')
@@ -46,27 +62,79 @@ const storeOf = (db: Database, collection: Collection) =>
     fieldNames: collection.fields.filter((f) => !f.computed).map((f) => f.name),
   })
 
+const VERBS: Readonly<Record<Action, string>> = { list: 'list', read: 'read', create: 'create', update: 'change', delete: 'delete' }
+
 /** Built once per collection and API version at startup. */
 export function handlerContext(collection: Collection, db: Database, versionNumber: number): HandlerContext {
-  const { parent, computed } = collection.options
+  const { parent, computed, access } = collection.options
+  const { ownership } = collection
   const parentStore = parent && storeOf(db, parent.collection)
   const parentColumn = parent && collection.field.get(parent.field)!.column
   const version = collectionVersion(collection, versionNumber)
+  const permissions = resolvePermissions(collection)
+  const views = Object.fromEntries(
+    STANDINGS.map((standing) => {
+      const visible = collection.fields.filter((f) => !permissions[standing].hidden.has(f.name))
+      const summaryFields = collection.summaryFields.filter((f) => !permissions[standing].hidden.has(f.name))
+      return [standing, { summary: representer(summaryFields, computed), detail: representer(visible, computed) }]
+    }),
+  ) as Record<Standing, { summary(row: Row): Representation; detail(row: Row): Representation }>
+
+  /** The parent item, for a collection its parent's owner owns; 404 when there is none. */
+  async function parentRow(parentId: string | undefined): Promise<Row> {
+    const row = isUuid(parentId!) ? await parentStore!.find({ id: parentId }) : null
+    if (!row) throw notFound()
+    return row
+  }
+
   return {
     collection,
+    db,
     store: storeOf(db, collection),
     version,
-    summary: representer(collection.summaryFields, computed),
-    detail: representer(collection.fields, computed),
-    validators: (row) => ({ etag: itemTag(versionNumber, row.updatedAt as Date), lastModified: row.updatedAt as Date }),
+    permissions,
+    stored: views.admin.detail,
+    summary: (row, standing) => version.toView(views[standing].summary(row)),
+    detail: (row, standing) => version.toView(views[standing].detail(row)),
+    validators: (row, standing) => ({
+      etag: itemTag(versionNumber, row.updatedAt as Date, permissions[standing].variant),
+      lastModified: row.updatedAt as Date,
+    }),
     scopeOf(params) {
       if (!isUuid(params.id!) || (parent && !isUuid(params.parentId!))) throw notFound()
       return parentColumn ? { id: params.id, [parentColumn]: params.parentId } : { id: params.id }
     },
-    async listScope(params) {
-      if (!parentStore || !parentColumn) return {}
-      if (!isUuid(params.parentId!) || !(await parentStore.exists({ id: params.parentId }))) throw notFound()
-      return { [parentColumn]: params.parentId }
+    authorize: (request, action) => authorize(access[action], request.caller, VERBS[action]),
+    async standing(request, action, params, row) {
+      const owner =
+        ownership.kind === 'own' ? row[ownership.column] : ownership.kind === 'parent' ? (await parentRow(params.parentId))[ownership.column] : undefined
+      const standing = standingOf(request.caller, owner)
+      authorizeItem(access[action], standing, VERBS[action])
+      return standing
+    },
+    async placement(request, action, params) {
+      const { caller } = request
+      const scope: Scope = {}
+      let fixed: Standing | undefined
+      if (parentStore && parentColumn) {
+        if (ownership.kind === 'parent') {
+          fixed = standingOf(caller, (await parentRow(params.parentId))[ownership.column])
+          authorizeItem(access[action], fixed, `${VERBS[action]} the ${collection.name} of`)
+        } else if (!isUuid(params.parentId!) || !(await parentStore.exists({ id: params.parentId }))) {
+          throw notFound()
+        }
+        scope[parentColumn] = params.parentId
+      }
+      if (ownership.kind !== 'own') return { scope, standing: () => fixed ?? standingOf(caller) }
+      if (action === 'list') {
+        // Owner-scoped lists: a caller lists only their own items, an admin everybody's.
+        if (access.list === 'owner-or-admin' && !isAdmin(caller)) scope[ownership.column] = caller!.user.id
+        return { scope, standing: (row) => standingOf(caller, row![ownership.column]) }
+      }
+      // A new item belongs to its creator (an item that is its own owner, a user, does not).
+      if (caller && ownership.column !== 'id') scope[ownership.column] = caller.user.id
+      const standing = standingOf(caller, ownership.column !== 'id' ? caller?.user.id : undefined)
+      return { scope, standing: () => standing }
     },
   }
 }

@@ -6,7 +6,7 @@ import { notFound, type HandlerContext, type Params } from './handler-context.js
 import { cursorPage } from './list-query/cursor.js'
 import { cursorLinks, pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
-import type { Representation } from './represent.js'
+import type { Representation, Row } from './represent.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
 function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
@@ -16,20 +16,23 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
   return outcome === 'not-modified' ? reply.code(304).send() : body
 }
 
-export const listHandler = ({ collection, store, summary, listScope, version }: HandlerContext) =>
+export const listHandler = ({ collection, store, summary, authorize, placement }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+    authorize(request, 'list')
     const query = request.query as RawQuery
     const plan = parseListQuery(query, collection.listSpec)
-    const { rows, total } = await store.list(plan, await listScope(request.params))
+    const { scope, standing } = await placement(request, 'list', request.params)
+    const { rows, total } = await store.list(plan, scope)
+    const represent = (row: Row) => summary(row, standing(row))
     const path = request.url.split('?', 1)[0]!
     let body: Representation[]
     let link: string
     if (plan.cursor) {
       const page = cursorPage(rows, plan)
-      body = page.rows.map((row) => version.toView(summary(row)))
+      body = page.rows.map(represent)
       link = cursorLinks(path, query, page)
     } else {
-      body = rows.map((row) => version.toView(summary(row)))
+      body = rows.map(represent)
       link = pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size)))
     }
     reply.header('x-total-count', total)
@@ -39,10 +42,11 @@ export const listHandler = ({ collection, store, summary, listScope, version }: 
     return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ collection, store, detail, scopeOf, version, validators }: HandlerContext) =>
+export const readHandler = ({ collection, store, detail, scopeOf, validators, authorize, standing }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+    authorize(request, 'read')
     const row = await store.find(scopeOf(request.params))
     if (!row) throw notFound()
-    const view = version.toView(detail(row))
-    return conditionalRead(request, reply, view, validators(row), collection.options.cacheMaxAge)
+    const caller = await standing(request, 'read', request.params, row)
+    return conditionalRead(request, reply, detail(row, caller), validators(row, caller), collection.options.cacheMaxAge)
   }

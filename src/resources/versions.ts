@@ -61,7 +61,7 @@ export function collectionVersion(collection: Collection, version: number): Coll
     schemas: { item: substitute(schemas.item, view), summary: substitute(schemas.summary, view) },
     bodies: {
       create: createBodySchema(create),
-      replace: replaceBodySchema(create, substitute(schemas.item, view), collection.readOnly),
+      replace: replaceBodySchema(create, substitute(schemas.item, view), collection.readOnly, collection.writeOnly),
       patch: patchBodySchema(create),
     },
     toView: (representation) => convert(representation, 'read'),

@@ -2,7 +2,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js'
+import type { Standing } from '../auth/access.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
+import { checkWritable, type FieldPermissions } from './permissions.js'
 import { uuidv7 } from './ids.js'
 import type { Representation, Row } from './represent.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
@@ -21,21 +23,30 @@ function validBody({ version }: HandlerContext, request: WriteRequest): Record<s
   return version.fromView(request.body)
 }
 
+/** The stored values of the write-only fields the body sets (a password's hash). */
+async function writeOnlyColumns({ collection }: HandlerContext, body: Record<string, unknown>): Promise<Row> {
+  const columns: Row = {}
+  for (const [name, field] of Object.entries(collection.options.writeOnly ?? {})) {
+    if (body[name] !== undefined && body[name] !== null) columns[field.column] = await field.store(body[name])
+  }
+  return columns
+}
+
 /**
  * After the item is found and the body is valid (404 and 422 come first): 428 when the collection
  * requires If-Match, then the request's preconditions against the item as it is (412).
  */
-function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row): void {
+function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row, standing: Standing): void {
   if (context.collection.options.requireIfMatch && request.headers['if-match'] === undefined) {
     throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
   }
-  evaluate(request, context.validators(row))
+  evaluate(request, context.validators(row, standing))
 }
 
 /** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
-function written(context: HandlerContext, reply: FastifyReply, row: Row): Representation {
-  setValidators(reply, context.validators(row))
-  return context.version.toView(context.detail(row))
+function written(context: HandlerContext, reply: FastifyReply, row: Row, standing: Standing): Representation {
+  setValidators(reply, context.validators(row, standing))
+  return context.detail(row, standing)
 }
 
 /**
@@ -53,21 +64,25 @@ async function optimistically<T>(attempt: () => Promise<T | undefined>): Promise
 
 export const createHandler = (context: HandlerContext) =>
   async function create(request: WriteRequest, reply: FastifyReply) {
-    const { collection, store, listScope } = context
+    const { collection, store, permissions } = context
     const { parent, hooks } = collection.options
-    const scope = await listScope(request.params)
-    const data = fullData(collection, validBody(context, request))
-    await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId })
+    context.authorize(request, 'create')
+    const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)
+    const standing = standingOf()
+    const body = validBody(context, request)
+    checkWritable(permissions[standing], body)
+    const data = fullData(collection, body, permissions[standing].locked)
+    await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, db: context.db })
     const now = new Date()
     const row = await store
-      .create({ ...toColumns(collection, data), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      .create({ ...toColumns(collection, data), ...(await writeOnlyColumns(context, body)), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
       .catch((error: unknown) => {
         // The parent was deleted between the check and the insert: it is gone, as for a list.
         const orphan = parent && error instanceof ApiError && error.details.some((d) => d.field === parent.field)
         throw orphan ? notFound() : error
       })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
-    return written(context, reply, row)
+    return written(context, reply, row, standing)
   }
 
 /**
@@ -80,24 +95,28 @@ function update(
   request: WriteRequest,
   reply: FastifyReply,
   operation: 'replace' | 'patch',
-  toData: (body: Record<string, unknown>, current: Representation) => WriteData,
+  toData: (body: Record<string, unknown>, current: Representation, permissions: FieldPermissions) => WriteData,
 ) {
-  const { collection, store, detail, scopeOf } = context
+  const { collection, store, stored, scopeOf } = context
   const params = request.params
+  context.authorize(request, 'update')
   const scope = scopeOf(params)
-  // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
-  const answer = (stored: Row) => {
-    reply.header('content-location', request.url.split('?', 1)[0]!)
-    return written(context, reply, stored)
-  }
   return optimistically(async () => {
     const row = await store.find(scope)
     if (!row) throw notFound()
-    const current = detail(row)
-    const data = toData(validBody(context, request), current)
-    await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId })
-    checkPreconditions(context, request, row)
-    const changed = toColumns(collection, changes(data, current))
+    const standing = await context.standing(request, 'update', params, row)
+    const current = stored(row)
+    const body = validBody(context, request)
+    checkWritable(context.permissions[standing], body, current)
+    const data = toData(body, current, context.permissions[standing])
+    await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, db: context.db })
+    checkPreconditions(context, request, row, standing)
+    // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
+    const answer = (result: Row) => {
+      reply.header('content-location', request.url.split('?', 1)[0]!)
+      return written(context, reply, result, standing)
+    }
+    const changed = { ...toColumns(collection, changes(data, current)), ...(await writeOnlyColumns(context, body)) }
     if (Object.keys(changed).length === 0) return answer(row)
     // updated_at moves forward on every change, even two within one millisecond.
     const previous = row.updatedAt as Date
@@ -108,9 +127,9 @@ function update(
 }
 
 export const replaceHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
-  update(context, request, reply, 'replace', (body, current) => {
+  update(context, request, reply, 'replace', (body, current, permissions) => {
     checkReadOnly(context.collection, body, current)
-    return fullData(context.collection, body)
+    return fullData(context.collection, body, permissions.locked)
   })
 
 export const patchHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
@@ -119,16 +138,19 @@ export const patchHandler = (context: HandlerContext) => (request: WriteRequest,
 export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const { store, scopeOf, collection } = context
+    const rule = collection.options.access.delete
+    context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
-    if (!collection.options.requireIfMatch && !hasPrecondition(request)) {
+    if (!collection.options.requireIfMatch && !hasPrecondition(request) && rule !== 'owner-or-admin') {
       if (!(await store.remove(scope))) throw notFound()
       return reply.code(204).send()
     }
-    // A conditional delete removes the version it checked, or nothing.
+    // An owner's or a conditional delete removes the version it checked, or nothing.
     await optimistically(async () => {
       const row = await store.find(scope)
       if (!row) throw notFound()
-      checkPreconditions(context, request, row)
+      const standing = await context.standing(request, 'delete', request.params, row)
+      checkPreconditions(context, request, row, standing)
       return (await store.remove(scope, row.updatedAt as Date)) || undefined
     })
     return reply.code(204).send()

@@ -11,11 +11,14 @@ type Body = Record<string, unknown>
 /** An absent field and `null` mean the same on POST and PUT: the field's default, or null. */
 const valueOrDefault = (field: Field, value: unknown): unknown => (value === undefined || value === null ? field.default : value)
 
-/** The data of a POST or PUT body: every writable field, defaults filled in. */
-export function fullData(collection: Collection, body: Body): WriteData {
+/**
+ * The data of a POST or PUT body: every writable field, defaults filled in; except the fields
+ * this caller may not write, which keep their stored value (or the database's default).
+ */
+export function fullData(collection: Collection, body: Body, locked: { has(name: string): boolean } = new Set()): WriteData {
   const data: WriteData = {}
   for (const field of collection.fields) {
-    if (!field.readOnly) data[field.name] = valueOrDefault(field, body[field.name])
+    if (!field.readOnly && !locked.has(field.name)) data[field.name] = valueOrDefault(field, body[field.name])
   }
   return data
 }
@@ -27,7 +30,7 @@ export function patchData(collection: Collection, body: Body): WriteData {
   return data
 }
 
-const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
+export const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /**
  * A PUT may send back the read-only fields a GET gave it (GET, edit, PUT). Those that identify the

@@ -1,6 +1,8 @@
 /** Starts the service on a fresh database, listening on a loopback port, and talks to it over HTTP. */
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type BuildOptions } from '../../src/app.js'
+import { newSecret, secretHash } from '../../src/auth/secrets.js'
+import { accounts } from '../../src/db/accounts.js'
 import type { Config } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
@@ -28,6 +30,14 @@ export interface Api {
   db: Database
   /** `http://127.0.0.1:<port>` */
   origin: string
+  /** The same service without credentials. */
+  anonymous: Api
+  /** The same service as the admin every test service has. */
+  admin: Api
+  /** The same service with these credentials (`{ authorization }` or `{ cookie }`). */
+  as(credentials: Record<string, string>): Api
+  /** A new user with a bearer token (read and write), and the service as them. */
+  newUser(options?: { roles?: string[]; name?: string }): Promise<TestUser>
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>
   get<T = any>(path: string, headers?: Record<string, string>): Promise<Response<T>>
   post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<Response<T>>
@@ -37,6 +47,27 @@ export interface Api {
 }
 
 export const V1 = '/api/v1'
+
+export interface TestUser {
+  id: string
+  email: string
+  token: string
+  api: Api
+}
+
+let users = 0
+
+/**
+ * A user and a token, written directly: signing in would hash a password with scrypt (0.45 s) per
+ * user. The password hash is not a valid one, so nobody signs in as them with a password.
+ */
+async function createUser(db: Database, options: { roles?: string[]; name?: string } = {}) {
+  const email = `user${++users}.${process.pid}@shop.test`
+  const user = await accounts(db).create({ email, name: options.name ?? `User ${users}`, passwordHash: 'not-a-password-hash', roles: options.roles ?? [] })
+  const token = newSecret('rf_token_')
+  await accounts(db).createToken(user.id, secretHash(token), { name: 'test', scopes: ['read', 'write'], expiresAt: new Date(Date.now() + 86_400_000) })
+  return { id: user.id, email, token }
+}
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
@@ -51,13 +82,17 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
-/** The service on a fresh, migrated database of `kind`; closed and dropped when `t` ends. */
-/** `setup` may add routes (a test's own failure cases) before the service listens. */
+/**
+ * The service on a fresh, migrated database of `kind`, with an admin; closed and dropped when `t`
+ * ends. `setup` may add routes (a test's own failure cases) before the service listens. The
+ * client sends the admin's token unless `credentials` is 'none' or a request carries its own
+ * Authorization or Cookie.
+ */
 export async function startApi(
   t: Pick<Test, 'teardown'>,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  { config, ...options }: Omit<BuildOptions, 'database'> & { config?: Partial<Config> } = {},
+  { config, credentials = 'admin', ...options }: Omit<BuildOptions, 'database'> & { config?: Partial<Config>; credentials?: 'admin' | 'none' } = {},
 ): Promise<Api> {
   const database = await createTestDatabase(kind)
   const db = await openDatabase(database.config)
@@ -72,12 +107,19 @@ export async function startApi(
   })
   const address = app.server.address()
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-  return apiClient({ kind, app, db, origin })
+  const admin = await createUser(db, { roles: ['admin'], name: 'Test admin' })
+  const base = { kind, app, db, origin, adminToken: admin.token }
+  return apiClient(base, credentials === 'admin' ? bearer(admin.token) : {})
 }
 
-function apiClient(base: Pick<Api, 'kind' | 'app' | 'db' | 'origin'>): Api {
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+type Base = Pick<Api, 'kind' | 'app' | 'db' | 'origin'> & { adminToken: string }
+
+function apiClient(base: Base, credentials: Record<string, string>): Api {
   async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
-    const headers: Record<string, string> = { ...options.headers }
+    const own = Object.keys(options.headers ?? {}).some((h) => /^(authorization|cookie)$/i.test(h))
+    const headers: Record<string, string> = { ...(own ? {} : credentials), ...options.headers }
     let body: string | undefined
     if (options.body !== undefined) {
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
@@ -88,8 +130,20 @@ function apiClient(base: Pick<Api, 'kind' | 'app' | 'db' | 'origin'>): Api {
     const type = response.headers.get('content-type') ?? ''
     return { status: response.status, headers: response.headers, text, body: (text && type.includes('json') ? JSON.parse(text) : undefined) as T }
   }
+  const { adminToken, ...fields } = base
   return {
-    ...base,
+    ...fields,
+    get anonymous() {
+      return apiClient(base, {})
+    },
+    get admin() {
+      return apiClient(base, bearer(adminToken))
+    },
+    as: (headers) => apiClient(base, headers),
+    async newUser(options) {
+      const user = await createUser(base.db, options)
+      return { ...user, api: apiClient(base, bearer(user.token)) }
+    },
     request,
     get: (path, headers) => request('GET', path, { headers }),
     post: (path, body, headers) => request('POST', path, { body, headers }),

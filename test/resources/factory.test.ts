@@ -18,7 +18,7 @@ const GadgetCreate = Type.Object(
   { additionalProperties: false },
 )
 const Gadget = Type.Object({ id: ServerFields.id, name: Type.String(), sku: Type.String(), price: Money(), description: Nullable(Type.String()), created_at: ServerFields.created_at, updated_at: ServerFields.updated_at })
-const seen: WriteContext[] = []
+const seen: Pick<WriteContext, 'operation' | 'current'>[] = []
 
 const gadgets = defineCollection({
   name: 'gadgets',
@@ -30,7 +30,7 @@ const gadgets = defineCollection({
   access: { list: 'public', read: 'public', create: 'public', update: 'public', delete: 'public' },
   hooks: {
     beforeWrite(context) {
-      seen.push(structuredClone(context))
+      seen.push(structuredClone({ operation: context.operation, current: context.current }))
       const value = (name: string) => (name in context.data ? context.data[name] : context.current?.[name])
       if (value('name') === value('sku')) {
         throw new ApiError('VALIDATION_ERROR', undefined, [{ field: 'name', reason: 'must differ from sku' }])
