@@ -1,6 +1,6 @@
 /** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { apiVersions, collections } from './collections/index.js'
+import { apiVersions, shopCollections } from './collections/index.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
@@ -51,6 +51,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const versions = new Versions(options.versions ?? apiVersions)
   const store = accounts(db)
+  const collections = options.collections ?? shopCollections(config.auth.registration)
   const throttles = signInThrottles()
   const admin = config.auth.admin
   if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
@@ -87,7 +88,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
-        for (const collection of options.collections ?? collections) registerCollection(api, collection, db, version.version)
+        for (const collection of collections) registerCollection(api, collection, db, version.version)
       },
       { prefix: versionPrefix(version.version) },
     )

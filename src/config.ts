@@ -29,7 +29,12 @@ export interface AuthConfig {
   cookieSecure: boolean
   /** An admin created at start when no user has this email. */
   admin?: { email: string; password: string }
+  /** Who may create accounts with `POST /users`: anyone, admins only, or nobody. */
+  registration: Registration
 }
+
+export const REGISTRATIONS = ['open', 'admins', 'closed'] as const
+export type Registration = (typeof REGISTRATIONS)[number]
 
 /** A configuration value that cannot be used; the message names the variable. */
 export class ConfigError extends Error {
@@ -112,6 +117,12 @@ function readPositiveInteger(env: Env, name: string, fallback: number): number {
   return Number(raw)
 }
 
+function readRegistration(env: Env): Registration {
+  const raw = env.REGISTRATION || 'open'
+  if (!(REGISTRATIONS as readonly string[]).includes(raw)) throw new ConfigError(`REGISTRATION must be one of ${REGISTRATIONS.join(', ')} (got "${raw}")`)
+  return raw as Registration
+}
+
 function readAdmin(env: Env): AuthConfig['admin'] {
   const email = env.ADMIN_EMAIL || undefined
   const password = env.ADMIN_PASSWORD || undefined
@@ -136,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionMaxDays: readPositiveInteger(env, 'SESSION_MAX_DAYS', 30),
       cookieSecure: readBoolean(env, 'COOKIE_SECURE', false),
       admin: readAdmin(env),
+      registration: readRegistration(env),
     },
   }
 }

@@ -25,6 +25,7 @@ export const CATALOGUE = Object.freeze({
   METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed on this resource.' },
   NOT_ACCEPTABLE: { status: 406, message: 'The resource can only be sent as JSON; the Accept header admits no JSON type.' },
   CONFLICT: { status: 409, message: 'The request conflicts with the current state of the resource.' },
+  STATE_CONFLICT: { status: 409, message: "The item's state does not allow this change." },
   PRECONDITION_FAILED: { status: 412, message: 'A precondition of the request failed: the item has changed.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON.' },

@@ -1,10 +1,21 @@
 /** Every collection the API serves, in registration order (a parent before its children), and its versions. */
+import type { Registration } from '../config.js'
 import type { ApiVersion } from '../http/versioning.js'
 import type { Collection } from '../resources/collection.js'
+import { orderItems } from './order-items/index.js'
+import { orders } from './orders/index.js'
 import { products } from './products/index.js'
 import { reviews } from './reviews/index.js'
+import { usersCollection } from './users/index.js'
 
-export const collections: readonly Collection[] = [products, reviews]
+/** The shop's collections; who may register depends on the configuration. */
+export const shopCollections = (registration: Registration): readonly Collection[] => [
+  usersCollection(registration),
+  products,
+  reviews,
+  orders,
+  orderItems,
+]
 
 /**
  * v2 shows amounts as `{ amount, currency }` (products declare the view); v1 keeps plain numbers,

@@ -23,6 +23,8 @@ const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 
 export interface ConflictContext {
   /** JSON field names of the collection; columns are the same names (snake_case). */
   fields: readonly string[]
+  /** A delete: a foreign key violation means other items still refer to this one. */
+  deleting?: boolean
 }
 
 /**
@@ -53,17 +55,20 @@ function splitColumns(rest: string, names: readonly string[]): string[] {
 }
 
 /** SQLSTATEs of a statement run on the driver itself (the hand-written reads and updates) to Prisma's codes. */
-const SQLSTATE_TO_PRISMA: Record<string, string> = { '23505': 'P2002', '23503': 'P2003' }
+const SQLSTATE_TO_PRISMA: Record<string, string> = { '23505': 'P2002', '23503': 'P2003', '23001': 'P2003', '22003': 'P2020' }
 
 /** The catalogue error for a database error, or undefined when it is not one we can explain. */
 export function translateDatabaseError(error: unknown, context: ConflictContext): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const driver = error as { code?: string; constraint?: string }
   const prismaCode = SQLSTATE_TO_PRISMA[driver.code ?? '']
-  const { code, meta } = prismaCode
+  const { code: reported, meta } = prismaCode
     ? { code: prismaCode, meta: { driverAdapterError: { cause: { constraint: { index: driver.constraint } } } } }
     : (error as PrismaLikeError)
   const cause = meta?.driverAdapterError?.cause
+  // Prisma reports some database errors only by their SQLSTATE (P2039, "database error"): PGlite's
+  // 23001 for a RESTRICT foreign key, for one.
+  const code = reported === 'P2039' ? (SQLSTATE_TO_PRISMA[cause?.code ?? ''] ?? reported) : reported
   if (UNAVAILABLE_CODES.has(code ?? '') || UNAVAILABLE_KINDS.has(cause?.kind ?? '') || UNAVAILABLE_CODES.has(cause?.code ?? '')) {
     return new ApiError('SERVICE_UNAVAILABLE', undefined, [], {
       cause: error,
@@ -79,9 +84,13 @@ export function translateDatabaseError(error: unknown, context: ConflictContext)
     case 'P2025':
       return new ApiError('NOT_FOUND', undefined, [], { cause: error })
     case 'P2003': {
+      if (context.deleting) return new ApiError('CONFLICT', 'Other items still refer to this one; delete or change them first.', [], { cause: error })
       const details = constraintFields(cause, context).map((field) => ({ field, reason: 'refers to an item that does not exist' }))
       return new ApiError('VALIDATION_ERROR', 'The request refers to an item that does not exist.', details, { cause: error })
     }
+    // A value out of its column's range, such as a sum a trigger keeps.
+    case 'P2020':
+      return new ApiError('VALIDATION_ERROR', 'A value would be out of the range the service stores.', [], { cause: error })
     default:
       return undefined
   }

@@ -108,13 +108,13 @@ export function setValidators(reply: FastifyReply, validators: Validators): void
 }
 
 /**
- * A read that collections allow caching: `public, max-age` when the request carries no
- * credentials (RFC 9111 §3.5: a shared cache may otherwise serve it to an authenticated caller),
- * varying on them so no cache hands an anonymous copy to a caller who sent some. Everything
- * else keeps the `no-store` every response starts with.
+ * The caching of a collection read. What a caller may see depends on their credentials, so the
+ * response varies on them. It is `public, max-age` when the collection allows caching and the
+ * request carries no credentials (RFC 9111 §3.5: a shared cache may otherwise serve it to an
+ * authenticated caller); everything else keeps the `no-store` every response starts with.
  */
 export function allowCaching(request: FastifyRequest, reply: FastifyReply, maxAge: number | undefined): void {
+  appendHeader(reply, 'vary', 'Authorization, Cookie')
   if (maxAge === undefined || request.headers.authorization !== undefined || request.headers.cookie !== undefined) return
   reply.header('cache-control', `public, max-age=${maxAge}`)
-  appendHeader(reply, 'vary', 'Authorization, Cookie')
 }

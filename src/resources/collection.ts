@@ -26,9 +26,14 @@ export interface WriteContext {
   db: Database
 }
 
+/** What a delete hook sees: the item as it is. */
+export type DeleteContext = Omit<WriteContext, 'operation' | 'data' | 'current'> & { current: Representation }
+
 export interface CollectionHooks {
   /** Runs after validation and before the write; throw an ApiError to refuse it. */
   beforeWrite?(context: WriteContext): void | Promise<void>
+  /** Runs before a delete; throw an ApiError to refuse it. */
+  beforeDelete?(context: DeleteContext): void | Promise<void>
 }
 
 export interface CollectionOptions {

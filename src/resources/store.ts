@@ -155,6 +155,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const insertRow = rowInserter(db, options.table, options.columns)
   const listSelect = selectOf(options.listColumns)
   const context: ConflictContext = { fields: options.fieldNames }
+  const removal: ConflictContext = { ...context, deleting: true }
   return {
     async list(plan, scope) {
       const { keyset, ...args } = toPrismaArgs(plan, scope)
@@ -176,6 +177,6 @@ export function createStore(db: Database, options: StoreOptions): Store {
     create: (data) => insertRow(data, context),
     updateIfUnchanged: (scope, updatedAt, data) => updateRow(scope, updatedAt, data, context),
     remove: async (scope, updatedAt) =>
-      (await orNull(guard(context, () => delegate.delete({ where: updatedAt ? { ...scope, updatedAt } : scope, select: { id: true } })))) !== null,
+      (await orNull(guard(removal, () => delegate.delete({ where: updatedAt ? { ...scope, updatedAt } : scope, select: { id: true } })))) !== null,
   }
 }

@@ -78,7 +78,7 @@ export const createHandler = (context: HandlerContext) =>
       .create({ ...toColumns(collection, data), ...(await writeOnlyColumns(context, body)), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
       .catch((error: unknown) => {
         // The parent was deleted between the check and the insert: it is gone, as for a list.
-        const orphan = parent && error instanceof ApiError && error.details.some((d) => d.field === parent.field)
+        const orphan = parent && error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.details.some((d) => d.field === parent.field)
         throw orphan ? notFound() : error
       })
     reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
@@ -138,18 +138,19 @@ export const patchHandler = (context: HandlerContext) => (request: WriteRequest,
 export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const { store, scopeOf, collection } = context
-    const rule = collection.options.access.delete
+    const { access, requireIfMatch, hooks } = collection.options
     context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
-    if (!collection.options.requireIfMatch && !hasPrecondition(request) && rule !== 'owner-or-admin') {
+    if (!requireIfMatch && !hasPrecondition(request) && access.delete !== 'owner-or-admin' && !hooks?.beforeDelete) {
       if (!(await store.remove(scope))) throw notFound()
       return reply.code(204).send()
     }
-    // An owner's or a conditional delete removes the version it checked, or nothing.
+    // A delete that depends on the item (its owner, its state, a precondition) removes the version it checked, or nothing.
     await optimistically(async () => {
       const row = await store.find(scope)
       if (!row) throw notFound()
       const standing = await context.standing(request, 'delete', request.params, row)
+      await hooks?.beforeDelete?.({ current: context.stored(row), parentId: request.params.parentId, caller: request.caller, db: context.db })
       checkPreconditions(context, request, row, standing)
       return (await store.remove(scope, row.updatedAt as Date)) || undefined
     })

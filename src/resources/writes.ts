@@ -26,7 +26,11 @@ export function fullData(collection: Collection, body: Body, locked: { has(name:
 /** RFC 7396 on a flat object: named members change, `null` clears (back to the default), arrays replace. */
 export function patchData(collection: Collection, body: Body): WriteData {
   const data: WriteData = {}
-  for (const [name, value] of Object.entries(body)) data[name] = valueOrDefault(collection.field.get(name)!, value)
+  for (const [name, value] of Object.entries(body)) {
+    const field = collection.field.get(name)
+    // Write-only fields (a password) are stored apart, transformed.
+    if (field) data[name] = valueOrDefault(field, value)
+  }
   return data
 }
 

@@ -25,3 +25,14 @@ t.test('a foreign key to a missing row names the field; an unreachable database 
   }
   t.equal(translateDatabaseError(new Error('something else'), context), undefined, 'anything else stays a 500')
 })
+
+t.test('a delete that rows still refer to is 409; a value out of its column range is 422', async (t) => {
+  const deleting = { ...context, deleting: true }
+  const fromPg = translateDatabaseError({ code: 'P2003', meta: { driverAdapterError: { cause: { constraint: { index: 'orders_user_id_fkey' } } } } }, deleting)
+  t.equal(fromPg?.code, 'CONFLICT')
+  const fromPglite = translateDatabaseError({ code: 'P2039', meta: { driverAdapterError: { cause: { code: '23001' } } } }, deleting)
+  t.equal(fromPglite?.code, 'CONFLICT', 'PGlite: RESTRICT reported as SQLSTATE 23001 only')
+  t.equal(translateDatabaseError({ code: 'P2039', meta: { driverAdapterError: { cause: { code: '42P01' } } } }, context), undefined, 'other P2039s stay 500s')
+  const range = translateDatabaseError({ code: '22003' }, context)
+  t.equal(range?.code, 'VALIDATION_ERROR')
+})

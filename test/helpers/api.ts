@@ -77,7 +77,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     migrateOnStart: true,
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
     corsOrigins: [],
-    auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false },
+    auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open' },
     ...overrides,
   }
 }

@@ -1,0 +1,29 @@
+/** Users: accounts, as a collection. The password is write-only; it is stored as its scrypt hash. */
+import { Type, type Static } from 'typebox'
+import { ServerFields, StringEnum } from '../../resources/schema-types.js'
+
+export const ROLES = ['admin'] as const
+
+const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.' })
+const name = Type.String({ minLength: 1, maxLength: 120 })
+const password = Type.String({ minLength: 12, maxLength: 1024, description: 'Write-only: at least 12 characters.' })
+const roles = (options: Record<string, unknown> = {}) =>
+  Type.Array(StringEnum(ROLES), { uniqueItems: true, maxItems: ROLES.length, description: 'Only admins set roles.', ...options })
+
+export const UserCreate = Type.Object(
+  { email, name, password, roles: Type.Optional(roles({ default: [] })) },
+  { additionalProperties: false },
+)
+
+export const User = Type.Object({
+  id: ServerFields.id,
+  email,
+  name,
+  roles: roles(),
+  created_at: ServerFields.created_at,
+  updated_at: ServerFields.updated_at,
+})
+
+export const UserSummary = Type.Pick(User, ['id', 'name', 'roles'])
+
+export type User = Static<typeof User>
