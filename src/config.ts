@@ -31,6 +31,21 @@ export interface AuthConfig {
   admin?: { email: string; password: string }
   /** Who may create accounts with `POST /users`: anyone, admins only, or nobody. */
   registration: Registration
+  /** Bearer JWTs from an external identity provider, when configured. */
+  jwt?: JwtConfig
+}
+
+export interface JwtConfig {
+  /** The `iss` tokens must carry. */
+  issuer: string
+  /** The `aud` tokens must carry: this API's identifier at the provider. */
+  audience: string
+  /** Where the provider publishes its signing keys (JWKS). */
+  jwksUrl: string
+  /** The claim that lists the caller's roles; dots reach into objects (`realm_access.roles`). */
+  rolesClaim: string
+  /** After fetching the keys, the least time before fetching them again for an unknown key id. */
+  jwksCooldownMs: number
 }
 
 export const REGISTRATIONS = ['open', 'admins', 'closed'] as const
@@ -123,6 +138,22 @@ function readRegistration(env: Env): Registration {
   return raw as Registration
 }
 
+function readJwt(env: Env): JwtConfig | undefined {
+  const names = ['JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_JWKS_URL'] as const
+  const set = names.filter((name) => env[name])
+  if (set.length === 0) return undefined
+  const missing = names.find((name) => !env[name])
+  if (missing) throw new ConfigError(`${missing} must be set together with ${set.join(' and ')}`)
+  let url: URL | undefined
+  try {
+    url = new URL(env.JWT_JWKS_URL!)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`JWT_JWKS_URL must be an https:// URL (got "${env.JWT_JWKS_URL}")`)
+  return { issuer: env.JWT_ISSUER!, audience: env.JWT_AUDIENCE!, jwksUrl: url.href, rolesClaim: env.JWT_ROLES_CLAIM || 'roles', jwksCooldownMs: 30_000 }
+}
+
 function readAdmin(env: Env): AuthConfig['admin'] {
   const email = env.ADMIN_EMAIL || undefined
   const password = env.ADMIN_PASSWORD || undefined
@@ -148,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
       cookieSecure: readBoolean(env, 'COOKIE_SECURE', false),
       admin: readAdmin(env),
       registration: readRegistration(env),
+      jwt: readJwt(env),
     },
   }
 }

@@ -10,7 +10,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     database: { kind: 'pglite', dataDir: path.resolve('data') },
     migrateOnStart: true,
     corsOrigins: [],
-    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open' },
+    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
     logLevel: 'info',
   })
 })
@@ -20,10 +20,14 @@ t.test('every variable is read', async (t) => {
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn',
   })
   t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop' }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [],
-    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open' } })
+    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined } })
   t.same(
     loadConfig({ SESSION_IDLE_MINUTES: '30', SESSION_MAX_DAYS: '7', COOKIE_SECURE: 'true', ADMIN_EMAIL: 'Admin@Shop.test', ADMIN_PASSWORD: 'twelve chars', REGISTRATION: 'admins' }).auth,
-    { sessionIdleMinutes: 30, sessionMaxDays: 7, cookieSecure: true, admin: { email: 'admin@shop.test', password: 'twelve chars' }, registration: 'admins' },
+    { sessionIdleMinutes: 30, sessionMaxDays: 7, cookieSecure: true, admin: { email: 'admin@shop.test', password: 'twelve chars' }, registration: 'admins', jwt: undefined },
+  )
+  t.same(
+    loadConfig({ JWT_ISSUER: 'https://id.test/', JWT_AUDIENCE: 'api', JWT_JWKS_URL: 'https://id.test/jwks', JWT_ROLES_CLAIM: 'realm_access.roles' }).auth.jwt,
+    { issuer: 'https://id.test/', audience: 'api', jwksUrl: 'https://id.test/jwks', rolesClaim: 'realm_access.roles', jwksCooldownMs: 30_000 },
   )
   t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
   t.same(loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '', MIGRATE_ON_START: '', CORS_ORIGINS: '' }), loadConfig({}), 'empty means unset')
@@ -48,6 +52,8 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ ADMIN_EMAIL: 'not an email', ADMIN_PASSWORD: 'a long admin password' }, 'ADMIN_EMAIL'],
     [{ ADMIN_EMAIL: 'admin@shop.test', ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
     [{ REGISTRATION: 'invite-only' }, 'REGISTRATION'],
+    [{ JWT_ISSUER: 'https://id.test/' }, 'JWT_AUDIENCE'],
+    [{ JWT_ISSUER: 'https://id.test/', JWT_AUDIENCE: 'api', JWT_JWKS_URL: 'not a url' }, 'JWT_JWKS_URL'],
     [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://shop.example/' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: 'https://shop.example/app' }, 'CORS_ORIGINS'],

@@ -7,6 +7,7 @@ import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
 import { checkSameSite, SAFE_METHODS } from './csrf.js'
+import { jwtVerifier, looksLikeJwt } from './jwt.js'
 import { secretHash } from './secrets.js'
 
 export const SESSION_COOKIE = 'session'
@@ -16,6 +17,8 @@ const TOUCH_EVERY_MS = 60_000
 export type Caller =
   | { user: Account; via: 'session'; session: { id: string; createdAt: Date; expiresAt: Date } }
   | { user: Account; via: 'token'; tokenId: string; scopes: readonly string[] }
+  /** A bearer JWT of the configured identity provider. */
+  | { user: Account; via: 'jwt' }
 
 /** Token scopes: `read` for safe methods, `write` for the others. */
 export const SCOPES = ['read', 'write'] as const
@@ -33,7 +36,7 @@ export function unauthenticated(message = 'Sign in, or send a bearer token, to d
 }
 
 /** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
-function invalidToken(message: string): ApiError {
+export function invalidToken(message: string): ApiError {
   return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
 }
 
@@ -50,6 +53,7 @@ export function requireCaller(request: FastifyRequest): Caller {
 export function installCaller(app: FastifyInstance, store: Accounts, config: AuthConfig, corsOrigins: readonly string[]): void {
   const allowedOrigins = new Set(corsOrigins)
   const idleMs = config.sessionIdleMinutes * 60_000
+  const verifyJwt = config.jwt && jwtVerifier(config.jwt, store, invalidToken)
   app.decorateRequest('caller', null)
   // Anonymous requests, most of them, pass without a promise or a lookup.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -77,6 +81,7 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
   async function bearer(authorization: string, method: string): Promise<Caller> {
     const [scheme, value, extra] = authorization.trim().split(/\s+/)
     if (scheme?.toLowerCase() !== 'bearer' || !value || extra !== undefined) throw unauthenticated('Send credentials as Authorization: Bearer <token>.')
+    if (verifyJwt && looksLikeJwt(value)) return { user: await verifyJwt(value), via: 'jwt' }
     const token = await store.token(secretHash(value))
     const now = Date.now()
     if (!token || token.expiresAt.getTime() <= now) throw invalidToken('The bearer token is not valid: unknown, revoked or expired.')

@@ -1,4 +1,5 @@
 /** Users and their sessions as the authentication layer needs them: a few statements, by hand. */
+import { createHash } from 'node:crypto'
 import { uuidv7 } from '../resources/ids.js'
 import { ApiError } from '../errors.js'
 import type { Database } from './client.js'
@@ -96,6 +97,42 @@ export function accounts(db: Database) {
         // Another instance starting at the same time created it first.
         if (!(error instanceof ApiError && error.code === 'CONFLICT')) throw error
       })
+    },
+
+    /** The user an identity provider's subject names. */
+    async byExternalSubject(subject: string): Promise<Account | undefined> {
+      const rows = await db.query(`SELECT ${ACCOUNT} FROM users u WHERE u.external_subject = $1`, [subject], 'account_by_subject')
+      return rows[0] && account(rows[0])
+    },
+
+    /**
+     * The user for an identity provider's subject, created at its first request. The provider's
+     * email is taken only while no other account has it: accounts are never merged by email,
+     * or whoever controls a provider account with that address would take over the local one.
+     */
+    async ensureExternal(user: { subject: string; email: string | undefined; name: string; roles: string[] }): Promise<Account> {
+      const existing = await this.byExternalSubject(user.subject)
+      if (existing) return existing
+      const now = new Date()
+      const placeholder = `${createHash('sha256').update(user.subject).digest('hex').slice(0, 32)}@external.invalid`
+      for (const email of user.email ? [user.email, placeholder] : [placeholder]) {
+        const rows = await db.query(
+          `INSERT INTO users AS u (id, email, name, roles, external_subject, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
+           ON CONFLICT DO NOTHING RETURNING ${ACCOUNT}`,
+          [uuidv7(), email, user.name, user.roles, user.subject, now],
+          'account_create_external',
+        )
+        if (rows[0]) return account(rows[0])
+        // Another request created this subject's user first, or the email is someone else's.
+        const raced = await this.byExternalSubject(user.subject)
+        if (raced) return raced
+      }
+      throw new ApiError('CONFLICT', 'An account for this identity could not be created.')
+    },
+
+    /** Keeps the roles an identity provider asserts on its user's row (for the tokens they issue). */
+    async setRoles(id: string, roles: string[]): Promise<void> {
+      await db.query('UPDATE users SET roles = $2, updated_at = greatest(now(), updated_at + interval \'1 millisecond\') WHERE id = $1', [id, roles], 'account_set_roles')
     },
 
     async deleteSession(id: string): Promise<void> {
