@@ -16,6 +16,9 @@ export interface Scenario {
   request(n: number, ids: readonly string[], run: string): BenchRequest
 }
 
+/** The admin's token in the throwaway bench database (seed.ts stores its hash): catalogue writes are admins'. */
+export const BENCH_ADMIN_TOKEN = 'rf_token_bench-admin-of-a-throwaway-database'
+
 const pick = (ids: readonly string[], n: number) => ids[(n * 7919) % ids.length]!
 
 export const LIST_QUERY = 'status=active&sort=price&size=20'
@@ -55,7 +58,8 @@ export const SCENARIOS: readonly Scenario[] = [
 
 /** The headers of a scenario's requests to `origin`; a revalidation first asks it for the ETag. */
 export async function scenarioHeaders(scenario: Scenario, origin: string, sample: BenchRequest): Promise<Record<string, string>> {
-  const headers: Record<string, string> = sample.body ? { 'content-type': 'application/json' } : {}
+  // Reads are anonymous, as a shop's catalogue mostly is; writes are an admin's.
+  const headers: Record<string, string> = sample.body ? { 'content-type': 'application/json', authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } : {}
   if (!scenario.revalidate) return headers
   const etag = (await fetch(origin + sample.path)).headers.get('etag')
   if (!etag) throw new Error(`${origin} sent no ETag for ${sample.path}`)
