@@ -20,6 +20,8 @@ interface Running {
   /** Resolves with the first log line whose `msg` matches. */
   waitFor(msg: RegExp): Promise<Record<string, unknown>>
   exited: Promise<{ code: number | null; stderr: string }>
+  /** Every line the service wrote to stdout so far. */
+  output: string[]
 }
 
 /** A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
@@ -43,7 +45,9 @@ function startServer(env: Record<string, string>): Running {
   let stderr = ''
   child.stderr!.on('data', (chunk) => (stderr += chunk))
   const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
+  const output: string[] = []
   createInterface({ input: child.stdout! }).on('line', (text) => {
+    output.push(text)
     let line: Record<string, unknown>
     try {
       line = JSON.parse(text)
@@ -58,7 +62,7 @@ function startServer(env: Record<string, string>): Running {
   })
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })))
   const waitFor = (msg: RegExp) => new Promise<Record<string, unknown>>((resolve) => waiters.push({ msg, resolve }))
-  const running: Running = { child, origin: '', waitFor, exited }
+  const running: Running = { child, origin: '', waitFor, exited, output }
   return running
 }
 
@@ -111,6 +115,26 @@ t.test('the embedded database lives in DATA_DIR: created, migrated and kept acro
   t.equal(read.status, 200, 'the product is still there')
   second.child.kill('SIGINT')
   t.equal((await second.exited).code, 0, 'SIGINT: exit 0')
+})
+
+t.test('no password, session, token or hash reaches the log, even at trace level', async (t) => {
+  const server = await started(t, { DATA_DIR: 'memory://', LOG_LEVEL: 'trace' })
+  const password = 'a customer password'
+  const json = { 'content-type': 'application/json' }
+  const registered = await fetch(`${server.origin}/api/v1/users`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'c@shop.test', name: 'C', password }) })
+  t.equal(registered.status, 201)
+  await fetch(`${server.origin}/api/v1/sessions`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'c@shop.test', password: 'a wrong password!' }) })
+  const cookie = await adminCookie(server.origin)
+  const issued = await fetch(`${server.origin}/api/v1/tokens`, { method: 'POST', headers: { ...json, cookie }, body: JSON.stringify({ name: 'log test' }) })
+  const token = ((await issued.json()) as { token: string }).token
+  t.equal((await fetch(`${server.origin}/api/v1/tokens`, { headers: { authorization: `Bearer ${token}` } })).status, 200)
+  server.child.kill('SIGTERM')
+  await server.exited
+  const log = server.output.join('\n')
+  t.match(log, /incoming request/, 'requests were logged')
+  for (const secret of [password, 'a wrong password!', ADMIN.password, cookie.split('=')[1]!, token, 'scrypt$']) {
+    t.notOk(log.includes(secret), `the log does not contain ${secret.slice(0, 12)}…`)
+  }
 })
 
 t.test('a crash right after a 201 loses nothing', async (t) => {

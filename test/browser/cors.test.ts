@@ -39,7 +39,9 @@ t.test('a page on another origin calls the API through CORS in Chromium', { skip
   const api = await startApi(t, databaseKinds()[0]!, (app) => app.get('/api/v1/cookie', async (request) => ({ cookie: request.headers.cookie ?? null })), {
     config: { corsOrigins: [allowedOrigin] },
   })
-  const created = await api.post(`${V1}/products`, productBody({ stock: 1 }))
+  // The page writes as an admin, with a bearer token: a preflighted request either way.
+  const admin = await api.newUser({ roles: ['admin'] })
+  const created = await admin.api.post(`${V1}/products`, productBody({ stock: 1 }))
   const item = `${api.origin}${V1}/products/${created.body.id as string}`
 
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
@@ -64,14 +66,15 @@ t.test('a page on another origin calls the API through CORS in Chromium', { skip
 
   const patch = (etag: string) =>
     page.evaluate(
-      async ({ url, etag }) => {
-        // application/json and If-Match make this a preflighted request.
-        const response = await fetch(url, { method: 'PATCH', headers: { 'content-type': 'application/json', 'if-match': etag }, body: JSON.stringify({ stock: 2 }) })
+      async ({ url, etag, token }) => {
+        // application/json, Authorization and If-Match make this a preflighted request.
+        const headers = { 'content-type': 'application/json', 'if-match': etag, authorization: `Bearer ${token}` }
+        const response = await fetch(url, { method: 'PATCH', headers, body: JSON.stringify({ stock: 2 }) })
         return { status: response.status, etag: response.headers.get('etag'), body: (await response.json()) as Record<string, any> }
       },
-      { url: item, etag },
+      { url: item, etag, token: admin.token },
     )
-  const etag = (await api.get(`${V1}/products/${created.body.id as string}`)).headers.get('etag')!
+  const etag = (await admin.api.get(`${V1}/products/${created.body.id as string}`)).headers.get('etag')!
   const patched = await patch(etag)
   t.equal(patched.status, 200, 'a preflighted PATCH with If-Match succeeds')
   t.equal(patched.body.stock, 2)
