@@ -140,6 +140,23 @@ t.test('external identity provider tokens', async (t) => {
   })
 })
 
+t.test('a nested roles claim (Keycloak: realm_access.roles); tokens without email or name', async (t) => {
+  const jwks = await keySet(t)
+  const key = await newKey('kc')
+  jwks.state.keys = [key.jwk]
+  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim: 'realm_access.roles', jwksCooldownMs: 0 }
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  const admin = await sign(key, { sub: 'kc-admin', realm_access: { roles: ['admin', 'offline_access', 7] }, roles: undefined })
+  t.equal((await api.as(bearer(admin)).post(`${V1}/products`, productBody())).status, 201, 'the nested claim makes an admin')
+  const plain = await sign(key, { sub: 'kc-user', email: 'kc@idp.test', email_verified: false, name: '  ', roles: ['admin'] })
+  const order = await api.as(bearer(plain)).post(`${V1}/orders`, {})
+  t.equal(order.status, 201)
+  const [user] = await api.db.query<{ email: string; name: string; roles: string[] }>('SELECT email, name, roles FROM users WHERE id = $1', [order.body.user_id])
+  t.match(user, { email: /^[0-9a-f]{32}@external\.invalid$/, name: 'kc-user', roles: [] }, 'an unverified email is not taken; the subject names them; a top-level roles claim is not the configured one')
+  const long = await api.as(bearer(await sign(key, { sub: 'x'.repeat(256) }))).get(`${V1}/orders`)
+  t.equal(long.status, 401, 'a subject longer than the column holds')
+})
+
 t.test('without a provider configured a JWT is just an unknown token', async (t) => {
   const api = await startApi(t, databaseKinds()[0]!)
   const key = await newKey('key-1')
