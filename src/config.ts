@@ -150,7 +150,7 @@ function readJwt(env: Env): JwtConfig | undefined {
   } catch {
     url = undefined
   }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`JWT_JWKS_URL must be an https:// URL (got "${env.JWT_JWKS_URL}")`)
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`JWT_JWKS_URL must be an https:// (or http://) URL (got "${env.JWT_JWKS_URL}")`)
   return { issuer: env.JWT_ISSUER!, audience: env.JWT_AUDIENCE!, jwksUrl: url.href, rolesClaim: env.JWT_ROLES_CLAIM || 'roles', jwksCooldownMs: 30_000 }
 }
 

@@ -34,6 +34,8 @@ export type Standing = 'anonymous' | 'user' | 'owner' | 'admin'
 export const STANDINGS: readonly Standing[] = ['anonymous', 'user', 'owner', 'admin']
 
 export const ADMIN_ROLE = 'admin'
+/** Every role the service gives meaning to. */
+export const ROLES = [ADMIN_ROLE] as const
 export const isAdmin = (caller: Caller | null): boolean => caller?.user.roles.includes(ADMIN_ROLE) ?? false
 
 /** The caller's standing towards an item owned by `ownerId` (undefined: nobody owns items here). */
@@ -57,7 +59,7 @@ const WHO: Readonly<Record<AccessRule, string>> = {
   public: 'anyone',
   authenticated: 'signed-in callers',
   admin: 'admins',
-  'owner-or-admin': 'its owner or admins',
+  'owner-or-admin': 'the owner or admins',
   nobody: 'nobody',
 }
 

@@ -7,6 +7,7 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { JwtConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
+import { ROLES } from './access.js'
 
 /**
  * Asymmetric algorithms only. With `none` a token would carry no signature; with HMAC a public
@@ -28,14 +29,21 @@ function keySetUnavailable(error: unknown): boolean {
   return error instanceof errors.JWKSTimeout || error.code === 'ERR_JOSE_GENERIC'
 }
 
+/**
+ * The roles the configured claim lists, among those the service knows (a provider's others, such
+ * as Keycloak's `offline_access`, mean nothing here). A claim named as it is wins (Auth0's
+ * `https://shop.example/roles`); otherwise dots reach into objects (Keycloak's `realm_access.roles`).
+ */
 function rolesOf(payload: JWTPayload, claim: string): string[] {
-  // A dotted claim reaches into objects: `realm_access.roles` (Keycloak).
-  const value = claim.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), payload)
-  return Array.isArray(value) ? [...new Set(value.filter((role): role is string => typeof role === 'string'))].sort() : []
+  const value =
+    claim in payload
+      ? payload[claim]
+      : claim.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), payload)
+  return Array.isArray(value) ? ROLES.filter((role) => value.includes(role)) : []
 }
 
-/** `sorted` in order, `other` in any. */
-const same = (sorted: readonly string[], other: readonly string[]) => sorted.length === other.length && [...other].sort().every((role, i) => role === sorted[i])
+/** Two lists of distinct roles with the same members. */
+const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((role) => b.includes(role))
 
 export function jwtVerifier(config: JwtConfig, store: Accounts, invalidToken: (message: string) => ApiError): VerifyJwt {
   const jwks = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: config.jwksCooldownMs })

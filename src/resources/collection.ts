@@ -133,7 +133,15 @@ export function defineCollection(options: CollectionOptions): Collection {
     if (!field.has(input) && !writeOnly.includes(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
   }
   if (options.owner) pick(field, [options.owner], 'owner', name)
+  for (const ruled of Object.keys(options.fieldAccess ?? {})) {
+    if (!field.has(ruled) && !writeOnly.includes(ruled)) throw new TypeError(`collection ${name}: field rules for "${ruled}", which is not a field`)
+  }
   const parentOwner = options.parent?.collection.options.owner
+  const ownerRules = [...Object.values(options.access), ...Object.values(options.fieldAccess ?? {}).flatMap((f) => [f.read, f.write])]
+  // Without an owner an owner rule would let no one but admins in, or, on a list, filter nothing.
+  if (!options.owner && !parentOwner && ownerRules.includes('owner-or-admin')) {
+    throw new TypeError(`collection ${name}: an owner-or-admin rule needs an owner field, here or on the parent`)
+  }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
   const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
   const columnsOf = (chosen: readonly Field[]) => [

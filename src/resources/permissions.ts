@@ -24,9 +24,6 @@ export const restrictedReads = (collection: Collection): string[] =>
 
 export function resolvePermissions(collection: Collection): Permissions {
   const rules = Object.entries(collection.options.fieldAccess ?? {})
-  for (const [name] of rules) {
-    if (!collection.field.has(name) && !collection.writeOnly.includes(name)) throw new TypeError(`collection ${collection.name}: field rules for "${name}", which is not a field`)
-  }
   const restricted = restrictedReads(collection)
   const resolve = (standing: Standing): FieldPermissions => {
     const hidden = new Set(rules.filter(([, { read }]) => read && !permits(read, standing)).map(([name]) => name))

@@ -37,7 +37,9 @@ async function writeOnlyColumns({ collection }: HandlerContext, body: Record<str
  * requires If-Match, then the request's preconditions against the item as it is (412).
  */
 function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row, standing: Standing): void {
-  if (context.collection.options.requireIfMatch && request.headers['if-match'] === undefined) {
+  // `If-Match: *` matches any version: it would say nothing about which one the client read.
+  const ifMatch = request.headers['if-match']
+  if (context.collection.options.requireIfMatch && (ifMatch === undefined || ifMatch.trim() === '*')) {
     throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
   }
   evaluate(request, context.validators(row, standing))

@@ -148,6 +148,8 @@ t.test('a nested roles claim (Keycloak: realm_access.roles); tokens without emai
   const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
   const admin = await sign(key, { sub: 'kc-admin', realm_access: { roles: ['admin', 'offline_access', 7] }, roles: undefined })
   t.equal((await api.as(bearer(admin)).post(`${V1}/products`, productBody())).status, 201, 'the nested claim makes an admin')
+  const stored = await api.db.query<{ roles: string[] }>('SELECT roles FROM users WHERE external_subject = $1', ['kc-admin'])
+  t.same(stored, [{ roles: ['admin'] }], "the provider's roles the service does not know are left out")
   const plain = await sign(key, { sub: 'kc-user', email: 'kc@idp.test', email_verified: false, name: '  ', roles: ['admin'] })
   const order = await api.as(bearer(plain)).post(`${V1}/orders`, {})
   t.equal(order.status, 201)
@@ -155,6 +157,16 @@ t.test('a nested roles claim (Keycloak: realm_access.roles); tokens without emai
   t.match(user, { email: /^[0-9a-f]{32}@external\.invalid$/, name: 'kc-user', roles: [] }, 'an unverified email is not taken; the subject names them; a top-level roles claim is not the configured one')
   const long = await api.as(bearer(await sign(key, { sub: 'x'.repeat(256) }))).get(`${V1}/orders`)
   t.equal(long.status, 401, 'a subject longer than the column holds')
+})
+
+t.test('a claim whose own name has dots (Auth0 namespaces custom claims with a URL)', async (t) => {
+  const jwks = await keySet(t)
+  const key = await newKey('a0')
+  jwks.state.keys = [key.jwk]
+  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim: 'https://shop.example/roles', jwksCooldownMs: 0 }
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  const token = await sign(key, { sub: 'auth0|1', 'https://shop.example/roles': ['admin'] })
+  t.equal((await api.as(bearer(token)).post(`${V1}/products`, productBody())).status, 201)
 })
 
 t.test('without a provider configured a JWT is just an unknown token', async (t) => {

@@ -94,11 +94,14 @@ t.test('deleting a user ends their tokens; their reviews stay without an author;
     const [alice, bob] = [await api.newUser(), await api.newUser()]
     const product = (await api.post(`${V1}/products`, productBody())).body.id
     const review = (await alice.api.post(`${V1}/products/${product}/reviews`, { rating: 4 })).body
+    const before = await api.get(`${V1}/products/${product}/reviews/${review.id}`)
     t.equal((await api.admin.delete(`${V1}/users/${alice.id}`)).status, 204)
     const revoked = await alice.api.get(`${V1}/products`)
     t.equal(revoked.status, 401, "the deleted user's token is gone")
     t.match(revoked.headers.get('www-authenticate'), /error="invalid_token"/)
-    t.equal((await api.get(`${V1}/products/${product}/reviews/${review.id}`)).body.author_id, null)
+    const after = await api.get(`${V1}/products/${product}/reviews/${review.id}`)
+    t.equal(after.body.author_id, null)
+    t.not(after.headers.get('etag'), before.headers.get('etag'), 'the cleared author moves updated_at, and the ETag')
 
     await bob.api.post(`${V1}/orders`, {})
     const refused = await api.admin.delete(`${V1}/users/${bob.id}`)

@@ -62,6 +62,7 @@ t.test('changes need If-Match (428); status, total and owner are read-only', (t)
     t.equal(required.status, 428)
     t.equal(required.body.error.code, 'PRECONDITION_REQUIRED')
     t.equal((await alice.api.delete(path)).status, 428, 'a delete too')
+    t.equal((await alice.api.patch(path, { note: 'x' }, { 'if-match': '*' })).status, 428, 'If-Match: * names no version')
     const etag = created.headers.get('etag')!
     const patched = await alice.api.patch(path, { note: 'Ring twice' }, { 'if-match': etag })
     t.equal(patched.status, 200)
@@ -104,6 +105,8 @@ t.test('items are priced from the product when added; the order total follows ev
     t.equal(priced.status, 422, 'nobody sets their own price')
     t.same(priced.body.error.details, [{ field: 'unit_price', reason: 'is read-only' }])
     t.equal((await api.admin.get(items)).status, 200, 'admins see any order’s items')
+    t.same((await alice.api.get(`/api/v2/orders/${order.id}`)).body.total, { amount: 30, currency: 'USD' }, 'v2 shows amounts as objects')
+    t.same((await alice.api.get(`/api/v2/orders/${order.id}/items`)).body[0].unit_price, { amount: 30, currency: 'USD' })
   }),
 )
 
@@ -159,9 +162,13 @@ t.test('deleting an order deletes its items; deleting a product keeps the items 
     const kept = (await alice.api.post(`${V1}/orders/${second.id}/items`, { product_id: product, quantity: 2 })).body
     t.equal((await alice.api.delete(`${V1}/orders/${first.body.id}`, { 'if-match': (await alice.api.get(`${V1}/orders/${first.body.id}`)).headers.get('etag')! })).status, 204)
     t.same(await api.db.query('SELECT count(*)::int AS n FROM order_items WHERE order_id = $1', [first.body.id]), [{ n: 0 }])
+    const itemPath = `${V1}/orders/${second.id}/items/${kept.id}`
+    const before = await alice.api.get(itemPath)
     t.equal((await api.admin.delete(`${V1}/products/${product}`)).status, 204)
-    const item = (await alice.api.get(`${V1}/orders/${second.id}/items/${kept.id}`)).body
-    t.match(item, { product_id: null, unit_price: 7, quantity: 2 }, 'the item keeps its price')
+    const after = await alice.api.get(itemPath)
+    t.match(after.body, { product_id: null, unit_price: 7, quantity: 2 }, 'the item keeps its price')
+    t.ok(after.body.updated_at > before.body.updated_at, 'the cleared link moves updated_at')
+    t.not(after.headers.get('etag'), before.headers.get('etag'), 'so the ETag follows')
     t.equal((await alice.api.get(`${V1}/orders/${second.id}`)).body.total, 14)
   }),
 )

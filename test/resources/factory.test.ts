@@ -72,6 +72,9 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   t.throws(() => defineCollection({ ...base, filterable: ['x'] }), /filterable field "x"/)
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, summary: Type.Object({ id: ServerFields.id, nope: Type.String() }) } }), /summary field "nope"/)
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, item: Type.Object({ name: Type.String() }) } }), /needs an id/)
+  t.throws(() => defineCollection({ ...base, access: { ...base.access, list: 'owner-or-admin' } }), /owner-or-admin rule needs an owner field/)
+  t.throws(() => defineCollection({ ...base, owner: 'nope' }), /owner field "nope"/)
+  t.throws(() => defineCollection({ ...base, fieldAccess: { nope: { read: 'admin' } } }), /field rules for "nope"/)
 })
 
 t.test('cursor paging refuses to sort by a field that may be null', async (t) => {

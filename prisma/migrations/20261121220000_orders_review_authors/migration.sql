@@ -74,3 +74,18 @@ $$;
 
 CREATE TRIGGER "order_items_total" AFTER INSERT OR UPDATE OF "quantity", "unit_price", "order_id" OR DELETE ON "order_items"
   FOR EACH ROW EXECUTE FUNCTION "order_items_maintain_total"();
+
+-- A reference the database clears (ON DELETE SET NULL) changes the item's representation as much
+-- as a write does: its updated_at moves too, so its ETag and Last-Modified follow.
+CREATE OR REPLACE FUNCTION "touch_updated_at"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW."updated_at" = greatest(NEW."updated_at", date_trunc('milliseconds', clock_timestamp()), OLD."updated_at" + interval '1 millisecond');
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER "reviews_author_cleared" BEFORE UPDATE OF "author_id" ON "reviews"
+  FOR EACH ROW WHEN (NEW."author_id" IS NULL AND OLD."author_id" IS NOT NULL) EXECUTE FUNCTION "touch_updated_at"();
+
+CREATE TRIGGER "order_items_product_cleared" BEFORE UPDATE OF "product_id" ON "order_items"
+  FOR EACH ROW WHEN (NEW."product_id" IS NULL AND OLD."product_id" IS NOT NULL) EXECUTE FUNCTION "touch_updated_at"();

@@ -3,6 +3,7 @@ import type { Database } from '../../db/client.js'
 import { orderStatus, productForSale } from '../../db/shop.js'
 import { ApiError } from '../../errors.js'
 import { defineCollection } from '../../resources/collection.js'
+import { moneyView } from '../money.js'
 import { orders } from '../orders/index.js'
 import { OrderItem, OrderItemCreate, OrderItemSummary } from './schema.js'
 
@@ -24,6 +25,7 @@ export const orderItems = defineCollection({
   sortable: ['quantity', 'unit_price', 'created_at'],
   filterable: ['product_id', 'quantity', 'created_at'],
   access: { list: 'owner-or-admin', read: 'owner-or-admin', create: 'owner-or-admin', update: 'owner-or-admin', delete: 'owner-or-admin' },
+  versions: { 2: { unit_price: moneyView() } },
   hooks: {
     beforeDelete: ({ parentId, db }) => whilePending(db, parentId!),
     async beforeWrite({ data, current, parentId, db }) {

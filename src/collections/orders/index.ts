@@ -1,5 +1,6 @@
 /** The orders collection: owner-scoped, and changed only by a client that read the current version. */
 import { defineCollection } from '../../resources/collection.js'
+import { moneyView } from '../money.js'
 import { Order, OrderCreate, OrderSummary } from './schema.js'
 
 export const orders = defineCollection({
@@ -12,4 +13,5 @@ export const orders = defineCollection({
   access: { list: 'owner-or-admin', read: 'owner-or-admin', create: 'authenticated', update: 'owner-or-admin', delete: 'owner-or-admin' },
   // Two clients changing one order must not overwrite each other: If-Match or 428.
   requireIfMatch: true,
+  versions: { 2: { total: moneyView() } },
 })

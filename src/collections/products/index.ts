@@ -1,15 +1,7 @@
 /** The products collection: public reads, admin writes, review statistics as related data. */
 import { defineCollection } from '../../resources/collection.js'
-import { CURRENCY, MoneyObject, Nullable } from '../../resources/schema-types.js'
-import type { FieldView } from '../../resources/versions.js'
+import { moneyView, nullableMoneyView } from '../money.js'
 import { Product, ProductCreate, ProductSummary } from './schema.js'
-
-/** API v2 shows an amount as an object with its currency; the column keeps the number. */
-const money = (schema: FieldView['schema']): FieldView => ({
-  schema,
-  read: (amount) => ({ amount, currency: CURRENCY }),
-  write: (value) => (value as { amount: number }).amount,
-})
 
 export const products = defineCollection({
   name: 'products',
@@ -29,5 +21,5 @@ export const products = defineCollection({
   fieldAccess: { cost: { read: 'admin', write: 'admin' } },
   // Anonymous reads of the catalogue may be cached by browsers and shared caches for a minute.
   cacheMaxAge: 60,
-  versions: { 2: { price: money(MoneyObject()), cost: money(Nullable(MoneyObject())) } },
+  versions: { 2: { price: moneyView(), cost: nullableMoneyView() } },
 })

@@ -1,8 +1,8 @@
 /** Users: accounts, as a collection. The password is write-only; it is stored as its scrypt hash. */
 import { Type, type Static } from 'typebox'
+import { ROLES } from '../../auth/access.js'
 import { ServerFields, StringEnum } from '../../resources/schema-types.js'
 
-export const ROLES = ['admin'] as const
 
 const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.' })
 const name = Type.String({ minLength: 1, maxLength: 120 })
