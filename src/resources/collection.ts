@@ -160,7 +160,7 @@ export function defineCollection(options: CollectionOptions): Collection {
       : parentOwner
         ? { kind: 'parent', column: options.parent!.collection.field.get(parentOwner)!.column }
         : { kind: 'none' },
-    identity: ['id', 'created_at', options.parent?.field, options.owner].filter((f): f is string => f !== undefined && field.has(f)),
+    identity: [...new Set(['id', 'created_at', options.parent?.field, options.owner])].filter((f): f is string => f !== undefined && field.has(f)),
     columns: columnsOf(fields),
     // A list shows each item as its caller's standing towards it allows: the owner is read too.
     listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [field.get(options.owner)!.column] : [])])],

@@ -49,6 +49,8 @@ t.test('nobody grants themselves a role or writes another id (mass assignment)',
     const put = await user.api.put(self, { ...read, name: 'Renamed' })
     t.equal(put.status, 200, 'a round trip with the unchanged roles is accepted')
     t.equal(put.body.name, 'Renamed')
+    const moved = await user.api.put(self, { ...read, id: '01890000-0000-7000-8000-000000000000' })
+    t.same(moved.body.error.details, [{ field: 'id', reason: 'is read-only and differs from the stored value' }], 'a changed id, named once')
     const hash = async () => (await api.db.query<{ h: string }>('SELECT password_hash AS h FROM users WHERE id = $1', [user.id]))[0]!.h
     t.equal(await hash(), 'not-a-password-hash', 'a PUT without a password keeps it')
     t.equal((await user.api.patch(self, { password: 'a new long password' })).status, 200, 'a user changes their own password')
