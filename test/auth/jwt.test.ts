@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { bearer, startApi, testConfig, V1 } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
@@ -48,14 +48,20 @@ const sign = (key: Key, claims: JWTPayload = {}, options: { exp?: string | numbe
     .setExpirationTime(options.exp ?? '5m')
     .sign(key.privateKey)
 
+/** A provider publishing one key, and the service trusting it, its roles in `rolesClaim`. */
+async function withProvider(t: Test, kid: string, rolesClaim: string) {
+  const jwks = await keySet(t)
+  const key = await newKey(kid)
+  jwks.state.keys = [key.jwk]
+  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim, jwksCooldownMs: 0 }
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  return { jwks, key, api }
+}
+
 const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 t.test('external identity provider tokens', async (t) => {
-  const jwks = await keySet(t)
-  const first = await newKey('key-1')
-  jwks.state.keys = [first.jwk]
-  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim: 'roles', jwksCooldownMs: 0 }
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  const { jwks, key: first, api } = await withProvider(t, 'key-1', 'roles')
 
   t.test('a valid token: its user is created at first use, then matched by subject', async (t) => {
     const token = await sign(first)
@@ -141,11 +147,7 @@ t.test('external identity provider tokens', async (t) => {
 })
 
 t.test('a nested roles claim (Keycloak: realm_access.roles); tokens without email or name', async (t) => {
-  const jwks = await keySet(t)
-  const key = await newKey('kc')
-  jwks.state.keys = [key.jwk]
-  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim: 'realm_access.roles', jwksCooldownMs: 0 }
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  const { key, api } = await withProvider(t, 'kc', 'realm_access.roles')
   const admin = await sign(key, { sub: 'kc-admin', realm_access: { roles: ['admin', 'offline_access', 7] }, roles: undefined })
   t.equal((await api.as(bearer(admin)).post(`${V1}/products`, productBody())).status, 201, 'the nested claim makes an admin')
   const stored = await api.db.query<{ roles: string[] }>('SELECT roles FROM users WHERE external_subject = $1', ['kc-admin'])
@@ -160,11 +162,7 @@ t.test('a nested roles claim (Keycloak: realm_access.roles); tokens without emai
 })
 
 t.test('a claim whose own name has dots (Auth0 namespaces custom claims with a URL)', async (t) => {
-  const jwks = await keySet(t)
-  const key = await newKey('a0')
-  jwks.state.keys = [key.jwk]
-  const jwt = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url, rolesClaim: 'https://shop.example/roles', jwksCooldownMs: 0 }
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, jwt } } })
+  const { key, api } = await withProvider(t, 'a0', 'https://shop.example/roles')
   const token = await sign(key, { sub: 'auth0|1', 'https://shop.example/roles': ['admin'] })
   t.equal((await api.as(bearer(token)).post(`${V1}/products`, productBody())).status, 201)
 })
