@@ -93,7 +93,8 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     store: storeOf(db, collection),
     version,
     permissions,
-    stored: views.admin.detail,
+    // Every field, whoever may read it: a rule may hide a field even from admins.
+    stored: representer(collection.fields, computed),
     summary: (row, standing) => version.toView(views[standing].summary(row)),
     detail: (row, standing) => version.toView(views[standing].detail(row)),
     validators: (row, standing) => ({
