@@ -1,7 +1,7 @@
 /** Reads JSON request bodies: empty, broken or non-object bodies are 400s with a clear message. */
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
-import { duplicateKey } from './json-duplicates.js'
+import { MAX_JSON_DEPTH, structureProblem } from './json-structure.js'
 import { VENDOR_BODY_TYPE } from './negotiation.js'
 
 /** Largest request body, in bytes; more is a 413 before the body is read to its end. */
@@ -46,10 +46,11 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
   }
+  const problem = structureProblem(text)
+  if (problem?.kind === 'too-deep') throw new ApiError('MALFORMED_JSON', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`)
   // RFC 8259 §4, RFC 7493 §2.3: a name given twice is ambiguous; refuse it rather than keep the last.
-  const duplicate = duplicateKey(text)
-  if (duplicate !== undefined) throw new ApiError('MALFORMED_JSON', `The request body gives the key ${JSON.stringify(duplicate)} twice.`)
-  // Only bodies that escape such a character pay for the walk.
+  if (problem) throw new ApiError('MALFORMED_JSON', `The request body gives the key ${JSON.stringify(problem.key)} twice.`)
+  // Only bodies that escape such a character pay for the walk, whose depth is bounded above.
   if (SUSPECT_ESCAPE.test(text) && !textIsStorable(value)) {
     throw new ApiError('MALFORMED_JSON', 'The request body has a string with U+0000 or an unpaired surrogate.')
   }

@@ -250,3 +250,30 @@ t.test('a cursor that is not for this list, or with page, is a 400 naming it', (
     t.equal((await api.get(`${V1}/products?sort=price&size=1&cursor=${next}`)).status, 200, 'the same cursor with its own sort works')
   }),
 )
+
+t.test('a forged cursor is a 400 naming it, on a public route, whatever value it smuggles (found from outside)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await seed(api, [productBody()])
+    const forge = (s: string, v: unknown[]) => Buffer.from(JSON.stringify({ s, v })).toString('base64url')
+    const forged: [string, string][] = [
+      ['', forge('id:asc', ["x' OR 1=1"])],
+      ['', forge('id:asc', ['01890000-0000-7000-8000-00000000000'])],
+      ['', forge('id:asc', [null])],
+      ['&sort=stock', forge('stock:asc,id:asc', [2 ** 40, '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=stock', forge('stock:asc,id:asc', [1.5, '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=price', forge('price:asc,id:asc', ['1e400', '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=price', forge('price:asc,id:asc', ['9'.repeat(40), '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=status', forge('status:asc,id:asc', ['sold', '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=name', forge('name:asc,id:asc', ['a\u0000b', '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=created_at', forge('created_at:asc,id:asc', ['-271821-04-20T00:00:00.000Z', '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=created_at', forge('created_at:asc,id:asc', ['2026-02-30T00:00:00Z', '01890000-0000-7000-8000-000000000000'])],
+    ]
+    for (const [sort, cursor] of forged) {
+      const res = await api.anonymous.get(`${V1}/products?cursor=${cursor}${sort}`)
+      t.equal(res.status, 400, `${sort || 'id'}: ${Buffer.from(cursor, 'base64url').toString()}`)
+      t.equal(res.body.error.code, 'INVALID_PARAMETER')
+      t.same(res.body.error.details.map((d: { field: string }) => d.field), ['cursor'])
+    }
+    t.equal((await api.get(`${V1}/products`)).body.length, 1, 'nothing changed')
+  }),
+)

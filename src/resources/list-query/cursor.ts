@@ -4,6 +4,7 @@
  */
 import type { Row } from '../represent.js'
 import type { CursorPosition, FilterValue, ListPlan, SortKey } from './plan.js'
+import { parseValue } from './values.js'
 
 interface Payload {
   /** The sort the cursor was made for; another sort cannot use it. */
@@ -25,21 +26,21 @@ export function encodeCursor(sort: readonly SortKey[], row: Row, backward: boole
   return Buffer.from(JSON.stringify(payload)).toString('base64url')
 }
 
+/**
+ * A sort-key value read back from a cursor, checked as a filter value of that field would be: a
+ * cursor is the client's input like any other, and a forged one must be a 400, never reach SQL
+ * as a value its column cannot hold (a non-UUID id, an integer out of range, a year 300000).
+ */
 function fromJson(key: SortKey, value: unknown): FilterValue | undefined {
-  switch (key.field.kind) {
-    case 'integer':
-      return Number.isSafeInteger(value) ? (value as number) : undefined
-    case 'datetime': {
-      const time = typeof value === 'string' ? Date.parse(value) : NaN
-      return Number.isNaN(time) ? undefined : new Date(time)
-    }
-    case 'boolean':
-      return typeof value === 'boolean' ? value : undefined
-    case 'number':
-      return typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? value : undefined
-    default:
-      return typeof value === 'string' ? value : undefined
-  }
+  const kind = key.field.kind
+  const text =
+    kind === 'integer' ? (Number.isSafeInteger(value) ? String(value) : undefined)
+    : kind === 'boolean' ? (typeof value === 'boolean' ? String(value) : undefined)
+    : typeof value === 'string' ? value
+    : undefined
+  if (text === undefined) return undefined
+  const parsed = parseValue(key.field, text)
+  return parsed.ok ? parsed.value : undefined
 }
 
 /** The position a cursor stands for, or undefined when it is not one this query made. */
