@@ -18,6 +18,7 @@ import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { RouteTable } from './http/routes.js'
+import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
 import { installCanonicalPaths, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import type { Collection } from './resources/collection.js'
@@ -75,6 +76,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const routes = new RouteTable()
   routes.watch(app)
   installResponseHeaders(app)
+  installTimeLimit(app, config.limits.requestTimeoutMs)
   installErrorHandling(app, routes, versions)
   // CORS first: redirects and errors from the hooks after it carry its headers too.
   await installCors(app, config.corsOrigins, routes, versions)

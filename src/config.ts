@@ -5,7 +5,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export type DatabaseConfig =
-  | { kind: 'postgres'; url: string }
+  /** `statementTimeoutMs`: the longest a statement may run (STATEMENT_TIMEOUT_MS). */
+  | { kind: 'postgres'; url: string; statementTimeoutMs?: number }
   /** `dataDir` is a folder, or `memory://` for a database that lives only as long as the process. */
   | { kind: 'pglite'; dataDir: string }
 
@@ -18,6 +19,18 @@ export interface Config {
   /** Origins whose browser scripts may call the API (CORS), exactly as browsers send them. */
   corsOrigins: string[]
   auth: AuthConfig
+  limits: LimitsConfig
+  /** Redis for counters shared by every instance (rate limits, sign-in throttling); unset: in memory. */
+  redisUrl?: string
+}
+
+export interface LimitsConfig {
+  /** A request not answered within this many milliseconds gets a 503 (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number
+  /** On SIGTERM, requests in flight get this long to finish before their connections are closed. */
+  shutdownGraceMs: number
+  /** Requests a caller may make per minute: by address when anonymous, by user when signed in; 0: no limit. */
+  rateLimit: { anonymous: number; authenticated: number }
 }
 
 export interface AuthConfig {
@@ -88,7 +101,7 @@ function readDatabase(env: Env): DatabaseConfig {
   if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
     throw new ConfigError(`DATABASE_URL must be a postgresql:// URL (got the scheme "${parsed.protocol}")`)
   }
-  return { kind: 'postgres', url }
+  return { kind: 'postgres', url, statementTimeoutMs: readPositiveInteger(env, 'STATEMENT_TIMEOUT_MS', 5000, 100) }
 }
 
 function readLogLevel(env: Env): LogLevel {
@@ -125,11 +138,24 @@ function readOrigins(env: Env): string[] {
   return origins
 }
 
-function readPositiveInteger(env: Env, name: string, fallback: number): number {
+function readPositiveInteger(env: Env, name: string, fallback: number, min = 1): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1 (got "${raw}")`)
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < min) throw new ConfigError(`${name} must be a whole number of at least ${min} (got "${raw}")`)
   return Number(raw)
+}
+
+function readRedisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL
+  if (raw === undefined || raw === '') return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(raw)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL (got "${raw}")`)
+  return raw
 }
 
 function readRegistration(env: Env): Registration {
@@ -181,5 +207,14 @@ export function loadConfig(env: Env = process.env): Config {
       registration: readRegistration(env),
       jwt: readJwt(env),
     },
+    limits: {
+      requestTimeoutMs: readPositiveInteger(env, 'REQUEST_TIMEOUT_MS', 10_000, 100),
+      shutdownGraceMs: readPositiveInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+      rateLimit: {
+        anonymous: readPositiveInteger(env, 'RATE_LIMIT_ANONYMOUS', 300, 0),
+        authenticated: readPositiveInteger(env, 'RATE_LIMIT_AUTHENTICATED', 1200, 0),
+      },
+    },
+    redisUrl: readRedisUrl(env),
   }
 }

@@ -7,6 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { DatabaseConfig } from '../config.js'
 import { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
+import { unavailable } from './prisma-errors.js'
 
 /** A single connection for raw SQL: the migration runner and its advisory lock. */
 export interface SqlSession {
@@ -31,6 +32,10 @@ export interface Database {
 
 /** Connections the service keeps to PostgreSQL; a request uses one or two at a time. */
 const POOL_SIZE = 10
+/** How long a request waits for a free connection (or a new one) before it is a 503 (DESIGN "Limits and faults"). */
+export const POOL_TIMEOUT_MS = 2000
+/** The default of STATEMENT_TIMEOUT_MS: a statement running longer is cancelled by PostgreSQL (a 503). */
+export const STATEMENT_TIMEOUT_MS = 5000
 
 /**
  * `minimal`: Prisma's other formats capture a stack trace (`new Error()`) on every query to point
@@ -39,8 +44,16 @@ const POOL_SIZE = 10
  */
 const PRISMA_OPTIONS = { errorFormat: 'minimal' } as const
 
-function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE })
+function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: POOL_TIMEOUT_MS,
+    // Server-side: a statement past the limit is cancelled and its connection stays usable.
+    statement_timeout: statementTimeoutMs,
+    // A server that vanished without closing the connection (a failover) is noticed, not waited on.
+    keepAlive: true,
+  })
   // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
   // next query opens another. Without a listener the event would end the process.
   pool.on('error', () => {})
@@ -48,7 +61,14 @@ function openPostgres(url: string): Database {
   return {
     kind: 'postgres',
     prisma,
-    query: async (text, params, name) => (await pool.query({ text, values: params, name })).rows,
+    async query(text, params, name) {
+      try {
+        return (await pool.query({ text, values: params, name })).rows
+      } catch (error) {
+        // Every hand-written statement: a database that cannot serve is a 503, whoever asked.
+        throw unavailable(error) ?? error
+      }
+    },
     async withSession(fn) {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
@@ -92,5 +112,5 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
  * database starts as a copy of `template` (src/db/pglite-template.ts).
  */
 export async function openDatabase(config: DatabaseConfig, template = defaultTemplate): Promise<Database> {
-  return config.kind === 'postgres' ? openPostgres(config.url) : await openPglite(config.dataDir, template)
+  return config.kind === 'postgres' ? openPostgres(config) : await openPglite(config.dataDir, template)
 }

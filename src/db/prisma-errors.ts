@@ -7,17 +7,54 @@ export const DATABASE_RETRY_AFTER = 5
 interface DriverCause {
   kind?: string
   code?: string
+  severity?: string
   constraint?: { fields?: string[]; index?: string }
 }
 
 interface PrismaLikeError {
   code?: string
+  message?: string
+  severity?: string
   meta?: { driverAdapterError?: { cause?: DriverCause }; target?: string[] | string }
 }
 
-/** Kinds and codes that mean "the database is not there right now", not "this request is wrong". */
+/** Prisma's names for "the database is not there right now" (driver adapter kinds, engine codes). */
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'TooManyConnections', 'SocketTimeout', 'TlsConnectionError'])
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03'])
+/**
+ * SQLSTATEs and socket errors that say the same: 57014 a statement past its time limit, 57P01-05
+ * a server shutting down, crashed or refusing, 3D000 a database dropped; and the socket's own.
+ * Whole classes: 08 (connection exception) and 53 (insufficient resources: too many connections).
+ */
+const UNAVAILABLE_CODES = new Set([
+  'P1001', 'P1002', 'P1008', 'P1017', 'P2024', '57014', '57P01', '57P02', '57P03', '57P04', '57P05', '3D000',
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+])
+const UNAVAILABLE_CLASSES = /^(08|53)/
+/** node-postgres reports a full pool and a lost connection by message only. */
+const UNAVAILABLE_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end)/
+
+const unavailableCode = (code: string | undefined) => code !== undefined && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CLASSES.test(code))
+
+/**
+ * 503 with Retry-After when `error` says the database cannot serve right now (unreachable,
+ * refusing connections, a full pool, a statement past its time limit), from the driver or from
+ * Prisma; undefined otherwise. A FATAL error is always the connection's, never the request's:
+ * PostgreSQL's "database is not currently accepting connections" is SQLSTATE 55000, FATAL.
+ */
+export function unavailable(error: unknown): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, message, severity, meta } = error as PrismaLikeError
+  const cause = meta?.driverAdapterError?.cause
+  const down =
+    unavailableCode(code) ||
+    unavailableCode(cause?.code) ||
+    UNAVAILABLE_KINDS.has(cause?.kind ?? '') ||
+    severity === 'FATAL' ||
+    cause?.severity === 'FATAL' ||
+    UNAVAILABLE_MESSAGES.test(message ?? '')
+  if (!down) return undefined
+  return new ApiError('SERVICE_UNAVAILABLE', undefined, [], { cause: error, headers: { 'retry-after': String(DATABASE_RETRY_AFTER) } })
+}
 
 /** What a table's unique constraint covers, for naming the field in a 409. */
 export interface ConflictContext {
@@ -60,6 +97,8 @@ const SQLSTATE_TO_PRISMA: Record<string, string> = { '23505': 'P2002', '23503': 
 /** The catalogue error for a database error, or undefined when it is not one we can explain. */
 export function translateDatabaseError(error: unknown, context: ConflictContext): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined
+  const down = unavailable(error)
+  if (down) return down
   const driver = error as { code?: string; constraint?: string }
   const prismaCode = SQLSTATE_TO_PRISMA[driver.code ?? '']
   const { code: reported, meta } = prismaCode
@@ -69,12 +108,6 @@ export function translateDatabaseError(error: unknown, context: ConflictContext)
   // Prisma reports some database errors only by their SQLSTATE (P2039, "database error"): PGlite's
   // 23001 for a RESTRICT foreign key, for one.
   const code = reported === 'P2039' ? (SQLSTATE_TO_PRISMA[cause?.code ?? ''] ?? reported) : reported
-  if (UNAVAILABLE_CODES.has(code ?? '') || UNAVAILABLE_KINDS.has(cause?.kind ?? '') || UNAVAILABLE_CODES.has(cause?.code ?? '')) {
-    return new ApiError('SERVICE_UNAVAILABLE', undefined, [], {
-      cause: error,
-      headers: { 'retry-after': String(DATABASE_RETRY_AFTER) },
-    })
-  }
   switch (code) {
     case 'P2002': {
       const fields = constraintFields(cause, context)

@@ -52,6 +52,14 @@ function written(context: HandlerContext, reply: FastifyReply, row: Row, standin
 }
 
 /**
+ * Throws when the request has already been answered (a 503 for taking longer than
+ * REQUEST_TIMEOUT_MS): no write starts after the client was told it failed.
+ */
+function checkInTime(reply: FastifyReply): void {
+  if (reply.sent) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was answered before its write could start.')
+}
+
+/**
  * Runs `attempt` until it settles: it reads the item and writes only if nobody wrote in between,
  * or returns undefined to go again. Every lost race means another writer succeeded, so the
  * bound is on the writers racing on one item.
@@ -76,6 +84,7 @@ export const createHandler = (context: HandlerContext) =>
     const data = fullData(collection, body, permissions[standing].locked)
     await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, db: context.db })
     const now = new Date()
+    checkInTime(reply)
     const row = await store
       .create({ ...toColumns(collection, data), ...(await writeOnlyColumns(context, body)), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
       .catch((error: unknown) => {
@@ -125,6 +134,7 @@ function update(
     // updated_at moves forward on every change, even two within one millisecond.
     const previous = row.updatedAt as Date
     changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
+    checkInTime(reply)
     const updated = await store.updateIfUnchanged(scope, previous, changed)
     return updated ? answer(updated) : undefined
   })
@@ -146,6 +156,7 @@ export const deleteHandler = (context: HandlerContext) =>
     context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
     if (!requireIfMatch && !hasPrecondition(request) && access.delete !== 'owner-or-admin' && !hooks?.beforeDelete) {
+      checkInTime(reply)
       if (!(await store.remove(scope))) throw notFound()
       return reply.code(204).send()
     }
@@ -156,6 +167,7 @@ export const deleteHandler = (context: HandlerContext) =>
       const standing = await context.standing(request, 'delete', request.params, row)
       await hooks?.beforeDelete?.({ current: context.stored(row), parentId: request.params.parentId, caller: request.caller, db: context.db })
       checkPreconditions(context, request, row, standing)
+      checkInTime(reply)
       return (await store.remove(scope, row.updatedAt as Date)) || undefined
     })
     return reply.code(204).send()

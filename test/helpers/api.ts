@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type BuildOptions } from '../../src/app.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
-import type { Config } from '../../src/config.js'
+import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
@@ -28,6 +28,8 @@ export interface Api {
   kind: DatabaseKind
   app: FastifyInstance
   db: Database
+  /** The database the service runs on (a PostgreSQL URL, or PGlite's). */
+  databaseConfig: DatabaseConfig
   /** `http://127.0.0.1:<port>` */
   origin: string
   /** The same service without credentials. */
@@ -78,6 +80,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
     corsOrigins: [],
     auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open' },
+    // Tests make many requests from one address; the limits have tests of their own.
+    limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0 } },
     ...overrides,
   }
 }
@@ -92,9 +96,15 @@ export async function startApi(
   t: Pick<Test, 'teardown'>,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  { config, credentials = 'admin', ...options }: Omit<BuildOptions, 'database'> & { config?: Partial<Config>; credentials?: 'admin' | 'none' } = {},
+  { config, credentials = 'admin', statementTimeoutMs, ...options }: Omit<BuildOptions, 'database'> & {
+    config?: Partial<Config>
+    credentials?: 'admin' | 'none'
+    /** PostgreSQL's statement time limit for the service's connections. */
+    statementTimeoutMs?: number
+  } = {},
 ): Promise<Api> {
   const database = await createTestDatabase(kind)
+  if (statementTimeoutMs !== undefined && database.config.kind === 'postgres') database.config = { ...database.config, statementTimeoutMs }
   const db = await openDatabase(database.config)
   await migrate(db)
   const app = await buildApp(testConfig({ ...config, database: database.config, migrateOnStart: false }), { ...options, database: db })
@@ -108,13 +118,13 @@ export async function startApi(
   const address = app.server.address()
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const admin = await createUser(db, { roles: ['admin'], name: 'Test admin' })
-  const base = { kind, app, db, origin, adminToken: admin.token }
+  const base = { kind, app, db, databaseConfig: database.config, origin, adminToken: admin.token }
   return apiClient(base, credentials === 'admin' ? bearer(admin.token) : {})
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
-type Base = Pick<Api, 'kind' | 'app' | 'db' | 'origin'> & { adminToken: string }
+type Base = Pick<Api, 'kind' | 'app' | 'db' | 'databaseConfig' | 'origin'> & { adminToken: string }
 
 function apiClient(base: Base, credentials: Record<string, string>): Api {
   async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
