@@ -8,15 +8,20 @@ import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
-import { installCaller } from './auth/caller.js'
+import { installCaller, rejectUnusableCredentials } from './auth/caller.js'
 import { hashPassword } from './auth/passwords.js'
 import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
+import { idempotencyKeys } from './db/idempotency.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
+import { memoryCounters, redisCounters, type Counters } from './http/counters.js'
+import { installRateLimit } from './http/rate-limit.js'
+import { installHealth, type Lifecycle } from './http/health.js'
+import { installIdempotencyPruning } from './http/idempotency.js'
 import { RouteTable } from './http/routes.js'
 import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
@@ -32,11 +37,18 @@ export interface BuildOptions {
   collections?: readonly Collection[]
   /** The API versions to serve them in; the shop's by default. */
   versions?: readonly ApiVersion[]
+  /**
+   * `later`: return before migrating and creating the admin, to listen first and answer /readyz
+   * with 503 meanwhile; the caller then runs `app.start()`. Default: start before returning.
+   */
+  start?: 'now' | 'later'
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Database
+    /** Migrates (MIGRATE_ON_START), creates the admin (ADMIN_EMAIL), then reports ready. */
+    start(): Promise<void>
   }
 }
 
@@ -47,15 +59,24 @@ function loggerOf(config: Config): FastifyServerOptions['logger'] {
   }
 }
 
+/** Counters of rate limits and sign-in failures: Redis for all instances when configured, else this one's memory. */
+function openCounters(config: Config, app: FastifyInstance): Counters {
+  if (!config.redisUrl) return memoryCounters()
+  return redisCounters({
+    url: config.redisUrl,
+    prefix: config.redisKeyPrefix,
+    onFallback: (active, error) =>
+      active
+        ? app.log.error({ err: error }, 'Redis cannot be reached: rate limits and sign-in throttling count in this instance only')
+        : app.log.info('Redis is back: rate limits count for every instance again'),
+  })
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const db = options.database ?? (await openDatabase(config.database))
-  const migrated = config.migrateOnStart ? await migrate(db) : undefined
   const versions = new Versions(options.versions ?? apiVersions)
   const store = accounts(db)
   const collections = options.collections ?? shopCollections(config.auth.registration)
-  const throttles = signInThrottles()
-  const admin = config.auth.admin
-  if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
@@ -68,7 +89,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ajv: AJV_OPTIONS,
     rewriteUrl: (request) => versions.rewrite(request),
   })
-  for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
+  const counters = openCounters(config, app)
+  app.addHook('onClose', () => counters.close())
   app.decorate('db', db)
   app.decorateRequest('responseType', JSON_MEDIA_TYPE)
   if (!options.database) app.addHook('onClose', () => db.close())
@@ -78,22 +100,37 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installResponseHeaders(app)
   installTimeLimit(app, config.limits.requestTimeoutMs)
   installErrorHandling(app, routes, versions)
+  const lifecycle: Lifecycle = { phase: 'starting' }
+  installHealth(app, db, lifecycle)
   // CORS first: redirects and errors from the hooks after it carry its headers too.
   await installCors(app, config.corsOrigins, routes, versions)
   installCanonicalPaths(app, routes)
   installBodyParser(app)
   await app.register(cookie)
   installCaller(app, store, config.auth, config.corsOrigins)
+  installRateLimit(app, config.limits.rateLimit, counters)
+  app.addHook('onRequest', rejectUnusableCredentials)
+  const throttles = signInThrottles(counters)
+  const keys = idempotencyKeys(db)
+  installIdempotencyPruning(app, keys)
   for (const version of versions.all) {
     await app.register(
       async (api) => {
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
-        for (const collection of collections) registerCollection(api, collection, db, version.version)
+        for (const collection of collections) registerCollection(api, collection, db, version.version, keys)
       },
       { prefix: versionPrefix(version.version) },
     )
   }
+  app.decorate('start', async () => {
+    const migrated = config.migrateOnStart ? await migrate(db) : undefined
+    for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
+    const admin = config.auth.admin
+    if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
+    lifecycle.phase = 'ready'
+  })
+  if (options.start !== 'later') await app.start()
   return app
 }

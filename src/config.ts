@@ -22,6 +22,8 @@ export interface Config {
   limits: LimitsConfig
   /** Redis for counters shared by every instance (rate limits, sign-in throttling); unset: in memory. */
   redisUrl?: string
+  /** Prepended to this service's Redis keys, so that services can share one Redis. */
+  redisKeyPrefix: string
 }
 
 export interface LimitsConfig {
@@ -216,5 +218,6 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     redisUrl: readRedisUrl(env),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
   }
 }

@@ -69,10 +69,15 @@ function startServer(env: Record<string, string>): Running {
 async function started(t: Test, env: Record<string, string>): Promise<Running> {
   const running = startServer(env)
   t.teardown(() => void running.child.kill('SIGKILL'))
-  const listening = await Promise.race([running.waitFor(/^Server listening at/), running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))])
+  // It listens first (so /readyz can say "starting"), then migrates, then says it is ready.
+  const exited = running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))
+  const ready = running.waitFor(/^ready$/)
+  const listening = await Promise.race([running.waitFor(/^Server listening at/), exited])
   const match = /http:\/\/127\.0\.0\.1:(\d+)/.exec(String(listening.msg))
   if (!match) throw new Error(`the server did not start: ${String(listening.msg)}`)
   running.origin = `http://127.0.0.1:${match[1]}`
+  const outcome = await Promise.race([ready, exited])
+  if (outcome.msg !== 'ready') throw new Error(`the server did not get ready: ${String(outcome.msg)}`)
   return running
 }
 

@@ -27,6 +27,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller, or null for an anonymous request. */
     caller: Caller | null
+    /** Why the credentials sent cannot be used; answered by `rejectUnusableCredentials`. */
+    credentialsError: Error | null
   }
 }
 
@@ -38,6 +40,11 @@ export function unauthenticated(message = 'Sign in, or send a bearer token, to d
 /** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
 export function invalidToken(message: string): ApiError {
   return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
+}
+
+/** An onRequest hook after the rate limit: credentials that were sent and cannot be used are a 401 (or 403, 503). */
+export function rejectUnusableCredentials(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  done(request.credentialsError ?? undefined)
 }
 
 export function requireCaller(request: FastifyRequest): Caller {
@@ -55,10 +62,18 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
   const idleMs = config.sessionIdleMinutes * 60_000
   const verifyJwt = config.jwt && jwtVerifier(config.jwt, store, invalidToken)
   app.decorateRequest('caller', null)
-  // Anonymous requests, most of them, pass without a promise or a lookup.
+  app.decorateRequest('credentialsError', null)
+  // Anonymous requests, most of them, pass without a promise or a lookup. A failure is kept for
+  // later: the rate limit counts the request (by address) before its 401 is answered.
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done()
-    resolve(request).then(() => done(), done)
+    resolve(request).then(
+      () => done(),
+      (error: Error) => {
+        request.credentialsError = error
+        done()
+      },
+    )
   })
 
   async function resolve(request: FastifyRequest): Promise<void> {

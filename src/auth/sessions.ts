@@ -10,6 +10,7 @@ import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
 import { requireCaller, SESSION_COOKIE, unauthenticated } from './caller.js'
 import { verifyPassword } from './passwords.js'
+import type { Counters } from '../http/counters.js'
 import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
 
@@ -39,8 +40,11 @@ export interface SignInThrottles {
 }
 
 /** One pair per service, shared by every API version's /sessions. */
-export function signInThrottles(): SignInThrottles {
-  return { account: createThrottle(ACCOUNT_FAILURES, FAILURE_WINDOW_MS), address: createThrottle(ADDRESS_FAILURES, FAILURE_WINDOW_MS) }
+export function signInThrottles(counters: Counters): SignInThrottles {
+  return {
+    account: createThrottle(counters, 'sign-in-account', ACCOUNT_FAILURES, FAILURE_WINDOW_MS),
+    address: createThrottle(counters, 'sign-in-address', ADDRESS_FAILURES, FAILURE_WINDOW_MS),
+  }
 }
 
 export function registerSessions(app: FastifyInstance, store: Accounts, config: AuthConfig, throttles: SignInThrottles): void {
@@ -51,7 +55,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
 
   app.post<{ Body: Static<typeof SignIn> }>('/sessions', { schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase()
-    const wait = Math.max(throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip))
+    const wait = Math.max(...(await Promise.all([throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip)])))
     if (wait > 0) {
       throw new ApiError('RATE_LIMITED', 'Too many failed sign-ins; wait before trying again.', [], { headers: { 'retry-after': String(wait) } })
     }
@@ -59,11 +63,10 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     // The same work and the same answer for an unknown email and a wrong password.
     const valid = await verifyPassword(request.body.password, account?.passwordHash)
     if (!account || !valid) {
-      throttles.account.fail(email)
-      throttles.address.fail(request.ip)
+      await Promise.all([throttles.account.fail(email), throttles.address.fail(request.ip)])
       throw unauthenticated('The email or the password is wrong.')
     }
-    throttles.account.clear(email)
+    await throttles.account.clear(email)
     const secret = newSecret('rf_session_')
     const createdAt = new Date()
     const expiresAt = new Date(createdAt.getTime() + maxAgeSeconds * 1000)

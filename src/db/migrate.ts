@@ -116,3 +116,12 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
     }
   })
 }
+
+/** The migrations not yet applied to the database (all of them when it has never been migrated). */
+export async function pendingMigrations(db: Database, migrations = readMigrations()): Promise<string[]> {
+  const exists = await db.query<{ found: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS found", [])
+  if (!exists[0]?.found) return migrations.map((m) => m.name)
+  const rows = await db.query<{ migration_name: string }>('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL', [])
+  const done = new Set(rows.map((row) => row.migration_name))
+  return migrations.filter((m) => !done.has(m.name)).map((m) => m.name)
+}

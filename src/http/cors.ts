@@ -11,11 +11,12 @@ import type { Versions } from './versioning.js'
 /** Response headers a browser script may read besides the safelisted ones. */
 export const EXPOSED_HEADERS = [
   'ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id',
-  'Retry-After', 'Deprecation', 'Sunset',
+  'Retry-After', 'Deprecation', 'Sunset', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed',
 ]
 /** Request headers a browser may send; Authorization by name, as `*` never covers it. */
 export const ALLOWED_HEADERS = [
   'Content-Type', 'Authorization', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'If-Unmodified-Since', 'X-Request-Id',
+  'Idempotency-Key',
 ]
 /** How long a browser may reuse a preflight, in seconds (Chromium caps it at 7,200). */
 export const PREFLIGHT_MAX_AGE = 600

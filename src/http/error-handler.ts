@@ -49,14 +49,14 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError('INTERNAL_ERROR', undefined, [], { cause: error })
 }
 
+/** The spec's error body. */
+export const errorBody = (error: ApiError) => ({ error: { code: error.code, message: error.message, details: error.details } })
+
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   // An error is no representation of the resource: nothing a read or write set for one stays.
   reply.removeHeader('etag').removeHeader('last-modified').removeHeader('content-location').header('cache-control', 'no-store')
   if (error.headers) reply.headers(error.headers)
-  return reply
-    .code(error.status)
-    .type('application/json; charset=utf-8')
-    .send({ error: { code: error.code, message: error.message, details: error.details } })
+  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error))
 }
 
 export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify'
 import { Type, type TObject } from 'typebox'
 import type { Database } from '../db/client.js'
+import type { IdempotencyKeys } from '../db/idempotency.js'
+import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
@@ -19,7 +21,7 @@ function responseSchemas(schemas: { item: TObject; summary: TObject }, restricte
 }
 
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
-export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number): void {
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, keys: IdempotencyKeys): void {
   const { parent } = collection.options
   const context = handlerContext(collection, db, version)
   const { bodies } = context.version
@@ -30,7 +32,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const write = { config, attachValidation: true, preValidation: requireBody }
 
   app.get(base, { config, schema: { response: { 200: Type.Array(schemas.summary) } } }, listHandler(context))
-  app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: schemas.item } } }, createHandler(context))
+  app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: schemas.item } } }, idempotent(createHandler(context), keys))
   app.get(item, { config, schema: { response: { 200: schemas.item } } }, readHandler(context))
   app.put<WriteRoute>(item, { ...write, schema: { body: bodies.replace, response: { 200: schemas.item } } }, replaceHandler(context))
   app.patch<WriteRoute>(item, { ...write, schema: { body: bodies.patch, response: { 200: schemas.item } } }, patchHandler(context))

@@ -1,29 +1,31 @@
 // Throttled sign-ins (OWASP Authentication, "Login Throttling"): per account and per address, 429 with Retry-After.
 import t from 'tap'
 import { createThrottle } from '../../src/auth/throttle.js'
+import { memoryCounters } from '../../src/http/counters.js'
 import { startApi, testConfig, V1 } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 
 t.test('a throttle counts failures in a window and forgets them after it', async (t) => {
   let now = 1_000_000
-  const throttle = createThrottle(3, 60_000, () => now)
+  const counters = memoryCounters(() => now)
+  const throttle = createThrottle(counters, 'test', 3, 60_000)
   for (let i = 0; i < 3; i++) {
-    t.equal(throttle.retryAfter('a'), 0)
-    throttle.fail('a')
+    t.equal(await throttle.retryAfter('a'), 0)
+    await throttle.fail('a')
   }
-  t.equal(throttle.retryAfter('a'), 60, 'blocked for the rest of the window')
-  t.equal(throttle.retryAfter('b'), 0, 'other keys are not')
+  t.equal(await throttle.retryAfter('a'), 60, 'blocked for the rest of the window')
+  t.equal(await throttle.retryAfter('b'), 0, 'other keys are not')
   now += 30_500
-  t.equal(throttle.retryAfter('a'), 30, 'seconds left, rounded up')
+  t.equal(await throttle.retryAfter('a'), 30, 'seconds left, rounded up')
   now += 30_000
-  t.equal(throttle.retryAfter('a'), 0, 'the window ended')
-  throttle.fail('a')
-  throttle.clear('a')
-  t.equal(throttle.retryAfter('a'), 0, 'a success clears the account')
-  for (let i = 0; i < 10_050; i++) throttle.fail(`spray-${i}`)
+  t.equal(await throttle.retryAfter('a'), 0, 'the window ended')
+  await throttle.fail('a')
+  await throttle.clear('a')
+  t.equal(await throttle.retryAfter('a'), 0, 'a success clears the account')
+  for (let i = 0; i < 10_050; i++) counters.hit(`spray-${i}`, 60_000)
   now += 120_000
-  throttle.fail('after')
-  t.equal(throttle.retryAfter('spray-1'), 0, 'expired entries go')
+  counters.hit('after', 60_000)
+  t.equal(await counters.peek('spray-1'), undefined, 'expired windows go')
 })
 
 t.test('sign-ins: five failures for an account, then 429 even with the right password', async (t) => {

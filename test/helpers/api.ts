@@ -1,4 +1,5 @@
 /** Starts the service on a fresh database, listening on a loopback port, and talks to it over HTTP. */
+import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type BuildOptions } from '../../src/app.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
@@ -82,6 +83,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open' },
     // Tests make many requests from one address; the limits have tests of their own.
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0 } },
+    // Tests that share a Redis keep apart.
+    redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     ...overrides,
   }
 }
@@ -96,17 +99,19 @@ export async function startApi(
   t: Pick<Test, 'teardown'>,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  { config, credentials = 'admin', statementTimeoutMs, ...options }: Omit<BuildOptions, 'database'> & {
+  { config, credentials = 'admin', statementTimeoutMs, besides, ...options }: Omit<BuildOptions, 'database'> & {
     config?: Partial<Config>
     credentials?: 'admin' | 'none'
     /** PostgreSQL's statement time limit for the service's connections. */
     statementTimeoutMs?: number
+    /** A second instance of the service on another's (PostgreSQL) database, as a load balancer would have it. */
+    besides?: Api
   } = {},
 ): Promise<Api> {
-  const database = await createTestDatabase(kind)
+  const database = besides ? { config: besides.databaseConfig, drop: async () => {} } : await createTestDatabase(kind)
   if (statementTimeoutMs !== undefined && database.config.kind === 'postgres') database.config = { ...database.config, statementTimeoutMs }
   const db = await openDatabase(database.config)
-  await migrate(db)
+  if (!besides) await migrate(db)
   const app = await buildApp(testConfig({ ...config, database: database.config, migrateOnStart: false }), { ...options, database: db })
   setup?.(app)
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -19,7 +19,7 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
     t.equal(res.headers.get('access-control-allow-credentials'), 'true')
     t.match(res.headers.get('vary'), /Origin/)
     const exposed = res.headers.get('access-control-expose-headers')!.split(', ')
-    for (const name of ['ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id', 'Retry-After', 'Deprecation', 'Sunset']) {
+    for (const name of ['ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id', 'Retry-After', 'Deprecation', 'Sunset', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']) {
       t.ok(exposed.includes(name), `exposes ${name}`)
     }
     t.equal((await api.get(item, { origin: 'https://admin.test' })).headers.get('access-control-allow-origin'), 'https://admin.test')

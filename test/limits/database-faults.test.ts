@@ -84,9 +84,14 @@ t.test('a database that refuses connections: 503 with Retry-After on every path,
     ['a nested list', () => api.anonymous.get(`${item}/reviews`)],
   ]
   for (const [what, send] of requests) assertUnavailable(t, await send(), what)
+  const cutOff = await api.anonymous.get('/readyz')
+  t.equal(cutOff.status, 503, 'not ready while cut off')
+  t.equal(cutOff.body.checks['database:connection'][0].status, 'fail')
+  t.equal((await api.anonymous.get('/livez')).status, 200, 'but live: a restart would not help')
   for (const [what, send] of requests.slice(0, 2)) assertUnavailable(t, await send(), `${what}, again`)
 
   await server.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`)
+  t.equal((await api.anonymous.get('/readyz')).status, 200, 'back: ready')
   t.equal((await api.anonymous.get(item)).status, 200, 'back: an item')
   t.equal((await api.anonymous.get(`${V1}/products`)).status, 200, 'back: a list')
   t.equal((await api.patch(item, { price: 2 })).status, 200, 'back: a write')

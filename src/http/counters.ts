@@ -1,0 +1,135 @@
+/**
+ * Counters in fixed windows, for rate limits and sign-in throttling: in memory for one instance,
+ * or in Redis (REDIS_URL) so that every instance counts against the same numbers. A window starts
+ * with its key's first hit and lasts `windowMs`; the count and the time left come back together.
+ */
+import { Redis } from 'ioredis'
+
+export interface Count {
+  /** Hits in the current window, this one included. */
+  count: number
+  /** Milliseconds until the window ends and the count starts again. */
+  resetMs: number
+}
+
+export interface Counters {
+  /** Counts one hit on `key`; in memory the answer is immediate, in Redis it is a promise. */
+  hit(key: string, windowMs: number): Count | Promise<Count>
+  /** The current window of `key` without counting, if it has one. */
+  peek(key: string): Promise<Count | undefined>
+  /** Forgets `key` (a successful sign-in clears its failures). */
+  reset(key: string): Promise<void>
+  close(): Promise<void>
+}
+
+/** Entries kept before expired ones are swept, so a spray of keys cannot grow memory without bound. */
+const SWEEP_AT = 10_000
+
+export function memoryCounters(now: () => number = Date.now): Counters {
+  const windows = new Map<string, { count: number; endsAt: number }>()
+  const live = (key: string, at: number) => {
+    const window = windows.get(key)
+    if (window && window.endsAt <= at) {
+      windows.delete(key)
+      return undefined
+    }
+    return window
+  }
+  return {
+    hit(key, windowMs) {
+      const at = now()
+      let window = live(key, at)
+      if (window) window.count += 1
+      else {
+        if (windows.size >= SWEEP_AT) for (const [k, w] of windows) if (w.endsAt <= at) windows.delete(k)
+        window = { count: 1, endsAt: at + windowMs }
+        windows.set(key, window)
+      }
+      return { count: window.count, resetMs: window.endsAt - at }
+    },
+    async peek(key) {
+      const at = now()
+      const window = live(key, at)
+      return window && { count: window.count, resetMs: window.endsAt - at }
+    },
+    async reset(key) {
+      windows.delete(key)
+    },
+    async close() {
+      windows.clear()
+    },
+  }
+}
+
+/** INCR and, on a window's first hit, its expiry; then the time left. One round trip, atomic. */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}`
+
+/** Longest wait for Redis before a hit is counted in memory instead. */
+const REDIS_TIMEOUT_MS = 500
+
+export interface RedisCountersOptions {
+  url: string
+  /** Prepended to every key, so that services sharing a Redis keep apart (REDIS_KEY_PREFIX). */
+  prefix: string
+  /** Told when Redis goes away (true) and comes back (false). */
+  onFallback(active: boolean, error?: unknown): void
+}
+
+type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>
+
+/**
+ * Counters in Redis. When Redis cannot be reached, hits are counted in this instance's memory
+ * until it answers again: the service keeps serving, with limits that hold per instance meanwhile.
+ * Commands fail at once while disconnected (no offline queue) rather than wait for a reconnect.
+ */
+export function redisCounters({ url, prefix, onFallback }: RedisCountersOptions): Counters {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_TIMEOUT_MS,
+    connectTimeout: REDIS_TIMEOUT_MS * 4,
+    keyPrefix: prefix,
+  })
+  redis.defineCommand('rfHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+  const hitCommand = (redis as unknown as { rfHit: HitCommand }).rfHit.bind(redis)
+  const memory = memoryCounters()
+  let fallback = false
+  const fellBack = (error: unknown) => {
+    if (!fallback) onFallback((fallback = true), error)
+  }
+  // ioredis reconnects by itself; an 'error' event without a listener would end the process.
+  redis.on('error', fellBack)
+  redis.on('ready', () => {
+    if (fallback) onFallback((fallback = false))
+  })
+  return {
+    async hit(key, windowMs) {
+      try {
+        const [count, resetMs] = await hitCommand(key, windowMs)
+        return { count, resetMs }
+      } catch (error) {
+        fellBack(error)
+        return memory.hit(key, windowMs)
+      }
+    },
+    async peek(key) {
+      try {
+        const [count, ttl] = await Promise.all([redis.get(key), redis.pttl(key)])
+        return count === null || ttl < 0 ? undefined : { count: Number(count), resetMs: ttl }
+      } catch (error) {
+        fellBack(error)
+        return memory.peek(key)
+      }
+    },
+    async reset(key) {
+      await Promise.all([redis.del(key).catch(fellBack), memory.reset(key)])
+    },
+    async close() {
+      redis.disconnect()
+    },
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Idempotency-Key on POST (draft-ietf-httpapi-idempotency-key-header-06, as Stripe has it): a
+ * client that retries a create with the same key gets the first answer again, with
+ * `Idempotent-Replayed: true`, and nothing is written twice. Keys belong to the caller (the user,
+ * or the address of an anonymous caller) and are kept 24 h in the database, so a retry that lands
+ * on another instance is answered the same. The same key with another request is 422; while the
+ * first is still running, 409.
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IdempotencyKeys, StoredResponse } from '../db/idempotency.js'
+import { ApiError } from '../errors.js'
+import { errorBody, toApiError } from './error-handler.js'
+
+/** Longest key (DESIGN; Stripe's too). */
+export const MAX_KEY_LENGTH = 255
+/** Draft §2: a structured-field string, quoted; a bare token is taken too, as most clients send one. */
+const KEY = /^"?([\x21\x23-\x7e]{1,255})"?$/
+
+/** Headers of a response that the handler set and a replay repeats; the hooks set the others anew. */
+const KEPT_HEADERS = ['location', 'etag', 'last-modified', 'content-location', 'content-type', 'allow', 'accept-patch', 'www-authenticate', 'retry-after']
+
+/** The key of a request, or undefined without one; a malformed key is a 400. */
+function keyOf(request: FastifyRequest): string | undefined {
+  const raw = request.headers['idempotency-key']
+  if (raw === undefined) return undefined
+  const match = typeof raw === 'string' ? KEY.exec(raw.trim()) : null
+  if (!match) {
+    throw new ApiError('BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters, such as a UUID.`, [
+      { field: 'Idempotency-Key', reason: 'is not a valid key' },
+    ])
+  }
+  return match[1]!
+}
+
+/** The request a key stands for: the method, the path with its query, and the body as read. */
+const fingerprintOf = (request: FastifyRequest) =>
+  createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex')
+
+const callerOf = (request: FastifyRequest) => (request.caller ? `user:${request.caller.user.id}` : `address:${request.ip}`)
+
+function kept(headers: Record<string, unknown>): Record<string, string> {
+  const picked: Record<string, string> = {}
+  for (const name of KEPT_HEADERS) if (headers[name] !== undefined) picked[name] = String(headers[name])
+  return picked
+}
+
+type Handler<R extends FastifyRequest> = (request: R, reply: FastifyReply) => Promise<unknown>
+
+function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true').send(response.body)
+}
+
+/**
+ * Wraps a create handler. The outcome is recorded when the handler settles, even after the
+ * request was answered 503 for taking too long (src/http/time-limit.ts): the retry then gets what
+ * really happened, never a second write. A server-side failure (5xx) gives the key back.
+ */
+export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: IdempotencyKeys): Handler<R> {
+  return async (request, reply) => {
+    const key = keyOf(request)
+    if (key === undefined) return handler(request, reply)
+    const caller = callerOf(request)
+    const claim = await keys.claim(caller, key, fingerprintOf(request))
+    if (claim.kind === 'done') return replay(reply, claim.response)
+    if (claim.kind === 'reused') throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another request; use a new key for a new request.')
+    if (claim.kind === 'in-flight') throw new ApiError('IDEMPOTENCY_KEY_IN_USE', undefined, [], { headers: { 'retry-after': '1' } })
+    let payload: unknown
+    try {
+      payload = await handler(request, reply)
+    } catch (error) {
+      const apiError = toApiError(error, request)
+      if (apiError.status >= 500) await keys.release(caller, key)
+      else await keys.complete(caller, key, { status: apiError.status, headers: { 'content-type': 'application/json; charset=utf-8', ...apiError.headers }, body: JSON.stringify(errorBody(apiError)) })
+      throw error
+    }
+    // Serialized here, with the route's schema for its status, so that the stored body is the sent one.
+    const body = reply.serialize(payload) as string
+    reply.type(request.responseType)
+    await keys.complete(caller, key, { status: reply.statusCode, headers: kept(reply.getHeaders()), body })
+    return reply.send(body)
+  }
+}
+
+/** How often keys past their 24 hours are deleted. */
+const PRUNE_EVERY_MS = 60 * 60_000
+
+/** Deletes expired keys now and then; every instance may, deleting twice is harmless. */
+export function installIdempotencyPruning(app: FastifyInstance, keys: IdempotencyKeys): void {
+  const timer = setInterval(() => {
+    keys.prune().catch((error: unknown) => app.log.warn({ err: error }, 'could not delete expired idempotency keys'))
+  }, PRUNE_EVERY_MS)
+  timer.unref()
+  app.addHook('onClose', () => clearInterval(timer))
+}

@@ -1,0 +1,94 @@
+/** The service as a process of its own (npm start's entry point under tsx), with its log read line by line. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import type { Test } from 'tap'
+
+const ENTRY = path.resolve('src/server.ts')
+/** The bootstrap admin every started service has: product writes need an admin. */
+export const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
+
+export interface Running {
+  child: ChildProcess
+  origin: string
+  /** Resolves with the first log line from now on whose `msg` matches. */
+  waitFor(msg: RegExp): Promise<Record<string, unknown>>
+  exited: Promise<{ code: number | null; stderr: string }>
+  /** Every line the service wrote to stdout so far. */
+  output: string[]
+}
+
+/**
+ * A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
+ * make it report coverage that does not map onto tap's own.
+ */
+export const childEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  ADMIN_EMAIL: ADMIN.email,
+  ADMIN_PASSWORD: ADMIN.password,
+  ...env,
+})
+
+export function startServer(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (chunk) => (stderr += chunk))
+  const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
+  const output: string[] = []
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    output.push(text)
+    let line: Record<string, unknown>
+    try {
+      line = JSON.parse(text)
+    } catch {
+      return
+    }
+    for (const waiter of [...waiters]) {
+      if (!waiter.msg.test(String(line.msg))) continue
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve(line)
+    }
+  })
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })))
+  const waitFor = (msg: RegExp) => new Promise<Record<string, unknown>>((resolve) => waiters.push({ msg, resolve }))
+  return { child, origin: '', waitFor, exited, output }
+}
+
+/** Resolves with the origin once the service listens, before it is ready; killed when `t` ends. */
+export async function listening(t: Pick<Test, 'teardown'>, running: Running): Promise<string> {
+  t.teardown(() => void running.child.kill('SIGKILL'))
+  const line = await Promise.race([running.waitFor(/^Server listening at/), running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))])
+  const match = /http:\/\/127\.0\.0\.1:(\d+)/.exec(String(line.msg))
+  if (!match) throw new Error(`the server did not start: ${String(line.msg)}`)
+  running.origin = `http://127.0.0.1:${match[1]}`
+  return running.origin
+}
+
+/** A started service: listening, migrated, ready. */
+export async function started(t: Pick<Test, 'teardown'>, env: Record<string, string>): Promise<Running> {
+  const running = startServer(env)
+  // It listens first (so /readyz can say "starting"), then migrates, then says it is ready.
+  const ready = running.waitFor(/^ready$/)
+  await listening(t, running)
+  const outcome = await Promise.race([ready, running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))])
+  if (outcome.msg !== 'ready') throw new Error(`the server did not get ready: ${String(outcome.msg)}`)
+  return running
+}
+
+export function tempDir(t: Pick<Test, 'teardown'>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'resourceful-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** The admin's session cookie. */
+export async function adminCookie(origin: string): Promise<string> {
+  const signedIn = await fetch(`${origin}/api/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
+  return signedIn.headers.get('set-cookie')!.split(';', 1)[0]!
+}

@@ -1,0 +1,154 @@
+// Rate limits per caller with the IETF draft's fields, in memory or shared in Redis across
+// instances; sign-in throttling shared too; Redis away: the service keeps serving (LIM-04..07).
+import { createServer, connect, type Server, type Socket } from 'node:net'
+import t, { type Test } from 'tap'
+import type { Config } from '../../src/config.js'
+import { startApi, testConfig, V1, type Response } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
+import { productBody } from '../helpers/fixtures.js'
+
+const REDIS = 'redis://127.0.0.1:6379'
+const kind = databaseKinds()[0]!
+const postgres = databaseKinds().includes('postgres')
+
+/** Limits of `anonymous` and `authenticated` requests a minute, everything else as in tests. */
+function limited(anonymous: number, authenticated: number, extra: Partial<Config> = {}): Partial<Config> {
+  return { limits: { ...testConfig().limits, rateLimit: { anonymous, authenticated } }, ...extra }
+}
+
+/** The RateLimit field's parameters: `"default";r=4;t=60` -> { r: 4, t: 60 }. */
+function rateLimit(res: Response): { r: number; t: number } {
+  const match = /^"default";r=(\d+);t=(\d+)$/.exec(res.headers.get('ratelimit') ?? '')
+  return { r: Number(match?.[1] ?? NaN), t: Number(match?.[2] ?? NaN) }
+}
+
+function assertLimited(t: Test, res: Response<any>, quota: number) {
+  t.equal(res.status, 429, '429')
+  t.equal(res.body.error.code, 'RATE_LIMITED')
+  t.same(res.body.error.details, [])
+  t.equal(res.headers.get('cache-control'), 'no-store', 'RFC 6585 §4: never cached')
+  t.equal(res.headers.get('ratelimit-policy'), `"default";q=${quota};w=60`)
+  const { r, t: reset } = rateLimit(res)
+  t.equal(r, 0, 'nothing remains')
+  t.ok(reset >= 1 && reset <= 60, 'seconds to the reset')
+  t.ok(Number(res.headers.get('retry-after')) >= reset, 'RL §6: Retry-After no earlier than the reset')
+}
+
+t.test('every answer carries RateLimit-Policy and RateLimit; r falls with each request (LIM-05)', async (t) => {
+  const api = await startApi(t, kind, undefined, { config: limited(5, 8) })
+  const answers = [
+    await api.anonymous.get(`${V1}/products`),
+    await api.anonymous.get(`${V1}/products/nope`),
+    await api.anonymous.get(`${V1}/tokens`),
+    await api.anonymous.post(`${V1}/products`, '{broken'),
+  ]
+  t.same(answers.map((res) => res.status), [200, 404, 401, 400])
+  for (const res of answers) t.equal(res.headers.get('ratelimit-policy'), '"default";q=5;w=60', `${res.status}: the policy`)
+  t.same(answers.map((res) => rateLimit(res).r), [4, 3, 2, 1], 'one quota for the address, whatever was asked')
+  const user = await api.newUser()
+  const signedIn = await user.api.get(`${V1}/products`)
+  t.equal(signedIn.headers.get('ratelimit-policy'), '"default";q=8;w=60', 'a signed-in caller has the larger quota')
+  t.equal(rateLimit(signedIn).r, 7, 'counted apart from the address')
+  const live = await api.anonymous.get('/livez')
+  t.equal(live.headers.get('ratelimit'), null, 'health probes are not counted')
+})
+
+t.test('beyond the quota: 429 with Retry-After, per caller (LIM-04, LIM-06, LIM-07)', async (t) => {
+  const api = await startApi(t, kind, undefined, { config: limited(3, 4) })
+  const user = await api.newUser()
+  for (let i = 0; i < 4; i++) t.equal((await user.api.get(`${V1}/products`)).status, 200)
+  assertLimited(t, await user.api.get(`${V1}/products`), 4)
+  assertLimited(t, await user.api.post(`${V1}/orders`, {}), 4)
+  t.equal((await api.newUser().then((other) => other.api.get(`${V1}/products`))).status, 200, 'another user is not limited')
+  t.equal((await api.anonymous.get(`${V1}/products`)).status, 200, 'nor is the address, anonymously')
+})
+
+t.test('tokens that do not work are counted by address: 429 comes before 401 (order of checks)', async (t) => {
+  const api = await startApi(t, kind, undefined, { config: limited(3, 100) })
+  const guesses = []
+  for (let i = 0; i < 4; i++) guesses.push(await api.as({ authorization: `Bearer rf_token_guess${i}` }).get(`${V1}/products`))
+  t.same(guesses.map((res) => res.status), [401, 401, 401, 429])
+  assertLimited(t, guesses[3]!, 3)
+})
+
+t.test('two instances sharing Redis count against one quota; sign-in throttling too (STATE-13)', { skip: !postgres && 'needs PostgreSQL' }, async (t) => {
+  const prefix = `test-shared-${process.pid}-${Date.now()}:`
+  const shared = limited(4, 5, { redisUrl: REDIS, redisKeyPrefix: prefix })
+  const a = await startApi(t, 'postgres', undefined, { config: shared })
+  const b = await startApi(t, 'postgres', undefined, { config: shared, besides: a })
+  const user = await a.newUser()
+  const onB = b.as({ authorization: `Bearer ${user.token}` })
+  const statuses = []
+  for (let i = 0; i < 6; i++) statuses.push((await (i % 2 === 0 ? user.api : onB).get(`${V1}/products`)).status)
+  t.same(statuses, [200, 200, 200, 200, 200, 429], 'five in all, whichever instance answers')
+  t.equal(rateLimit(await a.anonymous.get(`${V1}/products`)).r, 3, 'the address has its own count')
+  t.equal(rateLimit(await b.anonymous.get(`${V1}/products`)).r, 2, 'shared across instances too')
+
+  // Sign-in failures: five for one account in all, not five per instance.
+  const email = 'nobody@shop.test'
+  const big = limited(0, 0, { redisUrl: REDIS, redisKeyPrefix: `${prefix}signin:` })
+  const c = await startApi(t, 'postgres', undefined, { config: big, besides: a, credentials: 'none' })
+  const d = await startApi(t, 'postgres', undefined, { config: big, besides: a, credentials: 'none' })
+  const attempts = []
+  for (let i = 0; i < 6; i++) attempts.push((await (i % 2 === 0 ? c : d).post(`${V1}/sessions`, { email, password: `guess ${i}` })).status)
+  t.same(attempts, [401, 401, 401, 401, 401, 429])
+})
+
+/** A TCP proxy in front of Redis that the test can cut and restore. */
+async function redisProxy(t: Test): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void> }> {
+  let server: Server | undefined
+  const sockets = new Set<Socket>()
+  let port = 0
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(6379, '127.0.0.1')
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on('close', () => sockets.delete(socket))
+          socket.on('error', () => socket.destroy())
+        }
+        client.pipe(upstream).pipe(client)
+      })
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as { port: number }).port
+        resolve()
+      })
+    })
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy()
+      server!.close(() => resolve())
+    })
+  await listen()
+  t.teardown(cut)
+  return { url: `redis://127.0.0.1:${port}`, cut, restore: listen }
+}
+
+t.test('Redis away: the service keeps serving, counts in memory, says so once, and goes back to Redis', async (t) => {
+  const proxy = await redisProxy(t)
+  const lines: string[] = []
+  const api = await startApi(t, kind, undefined, {
+    config: limited(100, 100, { redisUrl: proxy.url }),
+    logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+  })
+  t.equal(rateLimit(await api.anonymous.get(`${V1}/products`)).r, 99, 'counted in Redis')
+  await proxy.cut()
+  const during: Response[] = []
+  for (let i = 0; i < 3; i++) during.push(await api.anonymous.get(`${V1}/products`))
+  t.same(during.map((res) => res.status), [200, 200, 200], 'still serving')
+  t.same(during.map((res) => rateLimit(res).r), [99, 98, 97], 'counted in memory meanwhile')
+  t.equal(lines.filter((line) => line.includes('Redis cannot be reached')).length, 1, 'logged once')
+  await proxy.restore()
+  // ioredis reconnects by itself; once it has, counting goes on in Redis where it stopped.
+  while (!lines.some((line) => line.includes('Redis is back'))) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(rateLimit(await api.anonymous.get(`${V1}/products`)).r, 98, 'Redis kept its count')
+})
+
+t.test('an unreachable Redis from the start: the service starts and serves', async (t) => {
+  const api = await startApi(t, kind, undefined, { config: limited(10, 10, { redisUrl: 'redis://127.0.0.1:1' }) })
+  const res = await api.anonymous.get(`${V1}/products`)
+  t.equal(res.status, 200)
+  t.equal(rateLimit(res).r, 9)
+  t.equal((await api.post(`${V1}/products`, productBody())).status, 201)
+})
