@@ -27,9 +27,10 @@ COPY --from=build --chown=node:node /app/prisma.config.ts ./
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
-# Migrations are applied before the service listens (MIGRATE_ON_START, under an advisory lock,
-# so replicas starting together are safe). To migrate as a separate step instead, run
-# `node dist/cli/migrate.js` (or `prisma migrate deploy`) and set MIGRATE_ON_START=false.
+# Migrations are applied once the service listens (MIGRATE_ON_START, under an advisory lock, so
+# replicas starting together are safe); /readyz answers 503 until they are done. To migrate as a
+# separate step instead, run `node dist/cli/migrate.js` (or `prisma migrate deploy`) and set
+# MIGRATE_ON_START=false. The health check is readiness: started, migrated, database reachable.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/api/v1/products?size=1').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/server.js"]

@@ -72,7 +72,10 @@ async function deepCursor(databaseUrl: string): Promise<string> {
 async function startService(env: NodeJS.ProcessEnv, pin = true): Promise<Started> {
   const port = await freePort()
   const [command, args] = pin ? pinned(SERVER_CORE, process.execPath, ['dist/server.js']) : [process.execPath, ['dist/server.js']]
-  return startServer(command, args, { LOG_LEVEL: 'warn', PORT: String(port), ...env }, port, '/api/v1/products?size=1')
+  // One address and one token send every request: quotas too large to reach, so that the rate
+  // limiter's counting is measured without its 429s.
+  const limits = { RATE_LIMIT_ANONYMOUS: '999999999', RATE_LIMIT_AUTHENTICATED: '999999999' }
+  return startServer(command, args, { LOG_LEVEL: 'warn', PORT: String(port), ...limits, ...env }, port, '/api/v1/products?size=1')
 }
 
 /** Each start measured `rounds` times (a new data directory each round); the median is reported. */
