@@ -23,6 +23,7 @@ import { installRateLimit } from './http/rate-limit.js'
 import { installHealth, type Lifecycle } from './http/health.js'
 import { installIdempotencyPruning } from './http/idempotency.js'
 import { RouteTable } from './http/routes.js'
+import { serverFactory } from './http/server-factory.js'
 import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
 import { installCanonicalPaths, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return503OnClosing: false,
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
+    serverFactory,
     clientErrorHandler,
     frameworkErrors,
     ajv: AJV_OPTIONS,

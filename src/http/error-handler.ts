@@ -1,7 +1,9 @@
 /** The one place that renders errors: every failure becomes the spec's `{"error": {...}}` body. */
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES as REASON_PHRASES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, CATALOGUE, isApiError, type ErrorCode } from '../errors.js'
+import { ApiError, isApiError, type ErrorCode } from '../errors.js'
 import { ACCEPT_PATCH } from './body-parser.js'
 import { appendHeader, applyDefaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
@@ -56,7 +58,10 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   // An error is no representation of the resource: nothing a read or write set for one stays.
   reply.removeHeader('etag').removeHeader('last-modified').removeHeader('content-location').header('cache-control', 'no-store')
   if (error.headers) reply.headers(error.headers)
-  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error))
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error))
 }
 
 export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')
@@ -105,15 +110,90 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   sendError(reply, error.code === 'FST_ERR_BAD_URL' ? noResource() : toApiError(error, request))
 }
 
-/** Requests Node's parser rejects before Fastify sees them still get the uniform body. */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy(error)
-  const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST'
-  const { status, message } = CATALOGUE[code]
-  const body = JSON.stringify({ error: { code, message, details: [] } })
-  socket.end(
-    `HTTP/1.1 ${status} ${code === 'BAD_REQUEST' ? 'Bad Request' : 'Request Header Fields Too Large'}\r\n` +
-      `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  )
+/** The longest request target (path and query) served; a longer one is 414 (RFC 9110 §15.5.15). */
+export const MAX_TARGET_LENGTH = 8 * 1024
+
+/** A response Fastify does not make, as status, header fields and body. */
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/**
+ * An error answered below Fastify's routing (Node's parser, its timeouts, CONNECT, Expect, a
+ * missing Host): the uniform body with the headers every response has. The connection is closed:
+ * what follows on it cannot be trusted to start a new request (RFC 9112 §9.6).
+ */
+export function rawErrorResponse(error: ApiError, id: string = randomUUID()): RawResponse {
+  const body = JSON.stringify(errorBody(error))
+  const headers = {
+    ...defaultHeaders(id),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    // RFC 9110 §6.6.1: an origin server with a clock sends Date.
+    date: new Date().toUTCString(),
+    connection: 'close',
+    ...error.headers,
+  }
+  return { status: error.status, headers, body }
+}
+
+/** The bytes of a RawResponse, for a socket that has no response object. */
+export function rawResponseBytes({ status, headers, body }: RawResponse): string {
+  const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`)
+  return `HTTP/1.1 ${status} ${REASON_PHRASES[status]}\r\n${fields.join('')}\r\n${body}`
+}
+
+/** The headers applyDefaultHeaders gives every reply, collected for a response without one. */
+function defaultHeaders(id: string): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const collector = {
+    headers: (values: Record<string, string>) => Object.assign(headers, values),
+    header: (name: string, value: string) => void (headers[name] = value),
+  }
+  applyDefaultHeaders({ id } as FastifyRequest, collector as unknown as FastifyReply)
+  return headers
+}
+
+/** Node's clientError argument; Fastify types its `rawPacket` wrongly (it is a Buffer). */
+type ClientError = Error & { code?: string; rawPacket?: unknown }
+
+/** Node's clientError codes with an answer of their own; any other is an unreadable request. */
+const CLIENT_ERROR_CODES: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
+  // The server's headersTimeout or requestTimeout passed (server-factory.ts).
+  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+}
+
+export const uriTooLong = () => new ApiError('URI_TOO_LONG', `The request target (path and query) is longer than ${MAX_TARGET_LENGTH} bytes.`)
+
+/**
+ * Whether a header overflow is a request line too long: the read that overflowed starts with a
+ * method and a target over MAX_TARGET_LENGTH. Measured on loopback, a request written at once is
+ * one read (a 17 KB target: a 17,029-byte rawPacket); when it came in several reads, only the last
+ * is kept, the request line may be gone, and the answer stays 431.
+ */
+function requestLineTooLong(rawPacket: unknown): boolean {
+  if (!Buffer.isBuffer(rawPacket)) return false
+  const start = rawPacket.subarray(0, MAX_TARGET_LENGTH + 64).toString('latin1')
+  const target = /^[A-Z]+ (\S*)/.exec(start)?.[1] ?? ''
+  return target.length > MAX_TARGET_LENGTH
+}
+
+function clientError(error: ClientError): ApiError {
+  if (error.code === 'HPE_HEADER_OVERFLOW' && requestLineTooLong(error.rawPacket)) return uriTooLong()
+  return new ApiError(CLIENT_ERROR_CODES[error.code ?? ''] ?? 'BAD_REQUEST')
+}
+
+/** Whether a response on this socket has begun: bytes written after it would corrupt it (Node's socketOnError checks the same). */
+const responseStarted = (socket: Socket) => (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage?.headersSent === true
+
+/**
+ * Requests Node's parser rejects, or that its timeouts end, before Fastify sees them still get
+ * the uniform body. There is no request, so the request id is a new one.
+ */
+export function clientErrorHandler(error: ClientError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable || responseStarted(socket)) return void socket.destroy(error)
+  socket.end(rawResponseBytes(rawErrorResponse(clientError(error))))
 }
