@@ -5,7 +5,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, isApiError, type ErrorCode } from '../errors.js'
 import { ACCEPT_PATCH } from './body-parser.js'
-import { appendHeader, applyDefaultHeaders } from './response-headers.js'
+import { appendHeader, applyDefaultHeaders, defaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
 import { validationDetails, type SchemaError } from './validation.js'
@@ -143,17 +143,6 @@ export function rawErrorResponse(error: ApiError, id: string = randomUUID()): Ra
 export function rawResponseBytes({ status, headers, body }: RawResponse): string {
   const fields = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`)
   return `HTTP/1.1 ${status} ${REASON_PHRASES[status]}\r\n${fields.join('')}\r\n${body}`
-}
-
-/** The headers applyDefaultHeaders gives every reply, collected for a response without one. */
-function defaultHeaders(id: string): Record<string, string> {
-  const headers: Record<string, string> = {}
-  const collector = {
-    headers: (values: Record<string, string>) => Object.assign(headers, values),
-    header: (name: string, value: string) => void (headers[name] = value),
-  }
-  applyDefaultHeaders({ id } as FastifyRequest, collector as unknown as FastifyReply)
-  return headers
 }
 
 /** Node's clientError argument; Fastify types its `rawPacket` wrongly (it is a Buffer). */

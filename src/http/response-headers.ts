@@ -10,6 +10,9 @@ const DEFAULTS = Object.freeze({
   'referrer-policy': 'no-referrer',
 })
 
+/** The headers every response starts with, for one made without a Fastify reply (below routing). */
+export const defaultHeaders = (requestId: string): Record<string, string> => ({ ...DEFAULTS, 'x-request-id': requestId })
+
 /** The headers every response starts with; also used where Fastify answers before the hooks run. */
 export function applyDefaultHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.headers(DEFAULTS)
