@@ -13,6 +13,7 @@ const ENTRY = path.resolve('src/server.ts')
 /** The bootstrap admin every started service has: product writes need an admin. */
 const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 const MIGRATE_CLI = path.resolve('src/cli/migrate.ts')
+const USERS_CREATE_CLI = path.resolve('src/cli/users-create.ts')
 
 interface Running {
   child: ChildProcess
@@ -79,6 +80,19 @@ async function started(t: Test, env: Record<string, string>): Promise<Running> {
   const outcome = await Promise.race([ready, exited])
   if (outcome.msg !== 'ready') throw new Error(`the server did not get ready: ${String(outcome.msg)}`)
   return running
+}
+
+/** Runs a CLI to its exit with `answers` on standard input, one a line. */
+function runCli(cli: string, env: Record<string, string>, answers: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli], { env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.on('exit', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(answers.map((a) => `${a}\n`).join(''))
+  })
 }
 
 function tempDir(t: Test): string {
@@ -207,4 +221,45 @@ t.test('npm run migrate applies what is pending and then has nothing to do', asy
   t.equal(first.code, 0)
   t.match(first.stdout, /^applied: \d{14}_init/)
   t.same(await run(), { code: 0, stdout: 'the database is up to date\n' })
+})
+
+t.test('the embedded database has one owner: a second process is refused and changes nothing', async (t) => {
+  const dataDir = path.join(tempDir(t), 'data')
+  const first = await started(t, { DATA_DIR: dataDir })
+  const created = await post(first.origin, productBody())
+  const id = ((await created.json()) as { id: string }).id
+  const inUse = `the embedded database in ${dataDir} is in use by process ${first.child.pid} (started `
+  const advice = '); stop it first, or set DATABASE_URL to share a PostgreSQL database between processes\n'
+  const oneLine = (stderr: string, prefix: string) => stderr.startsWith(`${prefix}: ${inUse}`) && stderr.endsWith(advice) && stderr.split('\n').length === 2
+
+  // Before the lock, this printed "created user" and exited 0, and the user was lost.
+  const answers = ['late@shop.test', 'Late', 'a long enough password', 'a long enough password', 'n']
+  const users = await runCli(USERS_CREATE_CLI, { DATA_DIR: dataDir }, answers)
+  t.equal(users.code, 1, 'users:create: exit 1')
+  t.ok(oneLine(users.stderr, 'Could not create the user'), `one line, and no prompt: ${users.stderr}`)
+  t.equal(users.stdout, '')
+  const migrated = await runCli(MIGRATE_CLI, { DATA_DIR: dataDir })
+  t.equal(migrated.code, 1, 'migrate: exit 1')
+  t.ok(oneLine(migrated.stderr, 'Migration failed'), migrated.stderr)
+  const service = startServer({ DATA_DIR: dataDir })
+  t.teardown(() => void service.child.kill('SIGKILL'))
+  const second = await Promise.race([service.exited, service.waitFor(/^Server listening at/).then(() => ({ code: null, stderr: 'it listens' }))])
+  t.equal(second.code, 1, 'a second service: exit 1')
+  t.ok(oneLine(second.stderr, 'Failed to start'), second.stderr)
+
+  first.child.kill('SIGTERM')
+  t.equal((await first.exited).code, 0)
+  const restarted = await started(t, { DATA_DIR: dataDir })
+  t.equal((await fetch(`${restarted.origin}/api/v1/products/${id}`)).status, 200, "the service's data is intact")
+  const found = await fetch(`${restarted.origin}/api/v1/users?email=late@shop.test`, { headers: { cookie: await adminCookie(restarted.origin) } })
+  t.equal(found.status, 200)
+  t.equal(found.headers.get('x-total-count'), '0', 'the refused user does not exist')
+
+  // kill -9 leaves the lock file behind; its process is gone, so the next start takes it over.
+  restarted.child.kill('SIGKILL')
+  await restarted.exited
+  const afterCrash = await started(t, { DATA_DIR: dataDir })
+  t.equal((await fetch(`${afterCrash.origin}/api/v1/products/${id}`)).status, 200)
+  afterCrash.child.kill('SIGTERM')
+  t.equal((await afterCrash.exited).code, 0)
 })

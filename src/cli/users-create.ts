@@ -38,8 +38,8 @@ function prompter() {
   }
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig()
+/** The new user's email, name, password and whether it is an admin, checked as they are answered. */
+async function askForUser(): Promise<{ email: string; name: string; password: string; admin: boolean }> {
   const prompt = prompter()
   try {
     const email = (await prompt.ask('Email: ')).toLowerCase()
@@ -50,16 +50,24 @@ async function main(): Promise<void> {
     if (password.length < MIN_PASSWORD) throw new Error(`the password must have at least ${MIN_PASSWORD} characters`)
     if ((await prompt.ask('Password again: ', true)) !== password) throw new Error('the passwords differ')
     const admin = /^y(es)?$/i.test(await prompt.ask('Admin? (y/N): '))
-    const db = await openDatabase(config.database)
-    try {
-      if (config.migrateOnStart) await migrate(db)
-      const user = await accounts(db).create({ email, name, passwordHash: await hashPassword(password), roles: admin ? ['admin'] : [] })
-      process.stdout.write(`created ${admin ? 'admin' : 'user'} ${user.email} (${user.id})\n`)
-    } finally {
-      await db.close()
-    }
+    return { email, name, password, admin }
   } finally {
     prompt.close()
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig()
+  // Before the first question: an embedded database that the running service holds refuses the
+  // run before anything is typed (src/db/data-dir-lock.ts).
+  const db = await openDatabase(config.database)
+  try {
+    const { email, name, password, admin } = await askForUser()
+    if (config.migrateOnStart) await migrate(db)
+    const user = await accounts(db).create({ email, name, passwordHash: await hashPassword(password), roles: admin ? ['admin'] : [] })
+    process.stdout.write(`created ${admin ? 'admin' : 'user'} ${user.email} (${user.id})\n`)
+  } finally {
+    await db.close()
   }
 }
 

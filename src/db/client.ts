@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { DatabaseConfig } from '../config.js'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
 import { unavailable } from './prisma-errors.js'
@@ -86,9 +87,21 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
 }
 
 async function openPglite(dataDir: string, template: ClusterTemplate): Promise<Database> {
-  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true })
-  const loadDataDir = isNewCluster(dataDir) && (await template.ensure()) ? template.copyTo(dataDir) : undefined
-  const pglite = new PGlite(dataDir, { loadDataDir })
+  let lock: DataDirLock | undefined
+  if (dataDir !== 'memory://') {
+    mkdirSync(dataDir, { recursive: true })
+    // PGlite has no lock of its own: two processes on one directory each see only their own writes.
+    lock = lockDataDir(dataDir)
+  }
+  let pglite: PGlite
+  try {
+    const loadDataDir = isNewCluster(dataDir) && (await template.ensure()) ? template.copyTo(dataDir) : undefined
+    pglite = new PGlite(dataDir, { loadDataDir })
+    await pglite.waitReady
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
   const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPGlite(pglite) })
   // PGlite is one connection inside this process: the session is that connection.
   const session: SqlSession = {
@@ -101,8 +114,12 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
     query: session.query,
     withSession: (fn) => fn(session),
     async close() {
-      await prisma.$disconnect()
-      await pglite.close()
+      try {
+        await prisma.$disconnect()
+        await pglite.close()
+      } finally {
+        lock?.release()
+      }
     },
   }
 }
