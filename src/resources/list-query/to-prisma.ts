@@ -1,7 +1,21 @@
 /** Translates a ListPlan into Prisma arguments: the paging, sorting and filtering all happen in SQL. */
-import type { CursorPosition, Filter, ListPlan } from './plan.js'
+import type { Field } from '../fields.js'
+import type { Comparison, CursorPosition, Filter, FilterValue, ListPlan } from './plan.js'
 
 type Where = Record<string, unknown>
+
+/**
+ * `field op value`. Prisma has no order comparisons on enums (`gt` there was a 500), and an enum
+ * sorts in its declared order (PostgreSQL's ENUM order, the schema's list), so `> v` is "one of
+ * the values declared after v".
+ */
+function compare(field: Field, op: Comparison, value: FilterValue): Where {
+  if (field.kind !== 'enum') return { [field.column]: { [op]: value } }
+  const values = field.values!
+  const at = values.indexOf(value as string)
+  const chosen = { gt: values.slice(at + 1), gte: values.slice(at), lt: values.slice(0, at), lte: values.slice(0, at + 1) }[op]
+  return { [field.column]: { in: chosen } }
+}
 
 /** Prisma passes `contains` into ILIKE as it is: `%` and `_` would be wildcards. Backslash is LIKE's escape. */
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&')
@@ -16,7 +30,7 @@ function whereOf(filter: Filter): Where {
     case 'not':
       return { [column]: { not: filter.value } }
     case 'compare':
-      return { [column]: { [filter.op]: filter.value } }
+      return compare(filter.field, filter.op, filter.value)
     case 'contains':
       return { [column]: { contains: escapeLike(filter.value), mode: 'insensitive' } }
     case 'null':
@@ -47,11 +61,11 @@ function keysetWhere(plan: ListPlan, position: CursorPosition): Where {
     AND: [
       // Redundant, but it gives an index on the sort keys a place to start: PostgreSQL cannot
       // seek on the OR below, and would otherwise scan from the first row (cost growing with depth).
-      { [first.field.column]: { [ascending(0) ? 'gte' : 'lte']: position.values[0] } },
+      compare(first.field, ascending(0) ? 'gte' : 'lte', position.values[0]!),
       {
         OR: plan.sort.map((key, i) => {
           const equal = plan.sort.slice(0, i).map((prior, j) => ({ [prior.field.column]: position.values[j] }))
-          return { AND: [...equal, { [key.field.column]: { [ascending(i) ? 'gt' : 'lt']: position.values[i] } }] }
+          return { AND: [...equal, compare(key.field, ascending(i) ? 'gt' : 'lt', position.values[i]!)] }
         }),
       },
     ],
