@@ -155,6 +155,9 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
       ['stock[gt]=-1', 'stock[gt]'],
       ['review_count=99999999999', 'review_count'],
       ['created_at=0000-01-01', 'created_at'],
+      // Written in year 1, but an instant in year 0 once the offset is applied: a 500 before (found by fuzzing).
+      ['created_at[gt]=0001-01-01T00:00:00%2B23:59', 'created_at[gt]'],
+      ['updated_at=0001-01-01T05:00:00%2B06:00', 'updated_at'],
       ['created_at[lt]=2026-02-30', 'created_at[lt]'],
       ['name=a%00b', 'name'],
       ['name[contains]=%00', 'name[contains]'],
@@ -290,6 +293,7 @@ t.test('a forged cursor is a 400 naming it, on a public route, whatever value it
       ['&sort=name', forge('name:asc,id:asc', ['a\u0000b', '01890000-0000-7000-8000-000000000000'])],
       ['&sort=created_at', forge('created_at:asc,id:asc', ['-271821-04-20T00:00:00.000Z', '01890000-0000-7000-8000-000000000000'])],
       ['&sort=created_at', forge('created_at:asc,id:asc', ['2026-02-30T00:00:00Z', '01890000-0000-7000-8000-000000000000'])],
+      ['&sort=created_at', forge('created_at:asc,id:asc', ['0001-01-01T00:00:00+14:00', '01890000-0000-7000-8000-000000000000'])],
     ]
     for (const [sort, cursor] of forged) {
       const res = await api.anonymous.get(`${V1}/products?cursor=${cursor}${sort}`)
