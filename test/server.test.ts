@@ -1,111 +1,13 @@
 // The service as a process: npm start's entry point, its data directory, signals and crashes.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createTestDatabase, databaseKinds } from './helpers/databases.js'
 import { productBody } from './helpers/fixtures.js'
+import { ADMIN, adminCookie, runCli, started, startServer, tempDir } from './helpers/service-process.js'
 
-const ENTRY = path.resolve('src/server.ts')
-/** The bootstrap admin every started service has: product writes need an admin. */
-const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 const MIGRATE_CLI = path.resolve('src/cli/migrate.ts')
 const USERS_CREATE_CLI = path.resolve('src/cli/users-create.ts')
-
-interface Running {
-  child: ChildProcess
-  origin: string
-  /** Resolves with the first log line whose `msg` matches. */
-  waitFor(msg: RegExp): Promise<Record<string, unknown>>
-  exited: Promise<{ code: number | null; stderr: string }>
-  /** Every line the service wrote to stdout so far. */
-  output: string[]
-}
-
-/** A clean environment: the child runs under tsx, and tap's variables (loaders, coverage) would
- * make it report coverage that does not map onto tap's own. */
-const childEnv = (env: Record<string, string>) => ({
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  _TAPJS_PROCESSINFO_COVERAGE_: '0',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  ADMIN_EMAIL: ADMIN.email,
-  ADMIN_PASSWORD: ADMIN.password,
-  ...env,
-})
-
-function startServer(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (chunk) => (stderr += chunk))
-  const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
-  const output: string[] = []
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    output.push(text)
-    let line: Record<string, unknown>
-    try {
-      line = JSON.parse(text)
-    } catch {
-      return
-    }
-    for (const waiter of [...waiters]) {
-      if (!waiter.msg.test(String(line.msg))) continue
-      waiters.splice(waiters.indexOf(waiter), 1)
-      waiter.resolve(line)
-    }
-  })
-  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })))
-  const waitFor = (msg: RegExp) => new Promise<Record<string, unknown>>((resolve) => waiters.push({ msg, resolve }))
-  const running: Running = { child, origin: '', waitFor, exited, output }
-  return running
-}
-
-async function started(t: Test, env: Record<string, string>): Promise<Running> {
-  const running = startServer(env)
-  t.teardown(() => void running.child.kill('SIGKILL'))
-  // It listens first (so /readyz can say "starting"), then migrates, then says it is ready.
-  const exited = running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))
-  const ready = running.waitFor(/^ready$/)
-  const listening = await Promise.race([running.waitFor(/^Server listening at/), exited])
-  const match = /http:\/\/127\.0\.0\.1:(\d+)/.exec(String(listening.msg))
-  if (!match) throw new Error(`the server did not start: ${String(listening.msg)}`)
-  running.origin = `http://127.0.0.1:${match[1]}`
-  const outcome = await Promise.race([ready, exited])
-  if (outcome.msg !== 'ready') throw new Error(`the server did not get ready: ${String(outcome.msg)}`)
-  return running
-}
-
-/** Runs a CLI to its exit with `answers` on standard input, one a line. */
-function runCli(cli: string, env: Record<string, string>, answers: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli], { env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('exit', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(answers.map((a) => `${a}\n`).join(''))
-  })
-}
-
-function tempDir(t: Test): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'resourceful-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
-
-/** The admin's session cookie. */
-async function adminCookie(origin: string): Promise<string> {
-  const signedIn = await fetch(`${origin}/api/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
-  return signedIn.headers.get('set-cookie')!.split(';', 1)[0]!
-}
 
 const post = async (origin: string, body: unknown) =>
   fetch(`${origin}/api/v1/products`, {
@@ -209,18 +111,11 @@ t.test('with DATABASE_URL the same service runs on PostgreSQL', { skip: !databas
 })
 
 t.test('npm run migrate applies what is pending and then has nothing to do', async (t) => {
-  const env = childEnv({ DATA_DIR: path.join(tempDir(t), 'data') })
-  const run = () =>
-    new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MIGRATE_CLI], { env, stdio: ['ignore', 'pipe', 'inherit'] })
-      let stdout = ''
-      child.stdout.on('data', (chunk) => (stdout += chunk))
-      child.on('exit', (code) => resolve({ code, stdout }))
-    })
-  const first = await run()
-  t.equal(first.code, 0)
+  const env = { DATA_DIR: path.join(tempDir(t), 'data') }
+  const first = await runCli(MIGRATE_CLI, env)
+  t.equal(first.code, 0, first.stderr)
   t.match(first.stdout, /^applied: \d{14}_init/)
-  t.same(await run(), { code: 0, stdout: 'the database is up to date\n' })
+  t.same(await runCli(MIGRATE_CLI, env), { code: 0, stdout: 'the database is up to date\n', stderr: '' })
 })
 
 t.test('the embedded database has one owner: a second process is refused and changes nothing', async (t) => {

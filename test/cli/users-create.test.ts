@@ -1,11 +1,11 @@
 // `npm run users:create`: a user from prompts, the password never on the command line.
-import { spawn } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
 import { verifyPassword } from '../../src/auth/passwords.js'
 import { accounts } from '../../src/db/accounts.js'
 import { openDatabase } from '../../src/db/client.js'
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
+import { runCli } from '../helpers/service-process.js'
 
 const CLI = path.resolve('src/cli/users-create.ts')
 
@@ -15,22 +15,13 @@ t.test('users:create', async (t) => {
   t.teardown(() => database.drop())
   // PGlite in memory would end with the CLI's process: give it a folder.
   const dataDir = t.testdir()
+  // No ADMIN_* (childEnv's): the CLI makes the users.
   const env = {
-    PATH: process.env.PATH!,
-    HOME: process.env.HOME!,
-    _TAPJS_PROCESSINFO_COVERAGE_: '0',
+    ADMIN_EMAIL: '',
+    ADMIN_PASSWORD: '',
     ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
   }
-  const run = (answers: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk) => (stdout += chunk))
-      child.stderr.on('data', (chunk) => (stderr += chunk))
-      child.on('exit', (code) => resolve({ code, stdout, stderr }))
-      child.stdin.end(answers.map((a) => `${a}\n`).join(''))
-    })
+  const run = (answers: string[]) => runCli(CLI, env, answers)
 
   const created = await run(['Ada@Shop.test', 'Ada', 'a long enough password', 'a long enough password', 'y'])
   t.equal(created.code, 0, created.stderr)

@@ -81,6 +81,19 @@ export async function started(t: Pick<Test, 'teardown'>, env: Record<string, str
   return running
 }
 
+/** Runs a CLI (a file under src/cli) to its exit, with `answers` on standard input, one a line. */
+export function runCli(cli: string, env: Record<string, string>, answers: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli], { env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.on('exit', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(answers.map((a) => `${a}\n`).join(''))
+  })
+}
+
 export function tempDir(t: Pick<Test, 'teardown'>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'resourceful-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
