@@ -8,6 +8,7 @@ import { Type, type Static } from 'typebox'
 import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
+import { requireBody } from '../http/body-parser.js'
 import { requireCaller, SESSION_COOKIE, unauthenticated } from './caller.js'
 import { verifyPassword } from './passwords.js'
 import type { Counters } from '../http/counters.js'
@@ -53,7 +54,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
   // Path=/api: sent only to the API.
   const cookie = { path: '/api', httpOnly: true, sameSite: 'lax', secure: config.cookieSecure } as const
 
-  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase()
     const wait = Math.max(...(await Promise.all([throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip)])))
     if (wait > 0) {

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { Accounts, StoredToken } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
+import { requireBody } from '../http/body-parser.js'
 import { isUuid } from '../resources/ids.js'
 import { StringEnum } from '../resources/schema-types.js'
 import { requireCaller, SCOPES } from './caller.js'
@@ -42,7 +43,7 @@ const represent = (t: StoredToken) => ({
 })
 
 export function registerTokens(app: FastifyInstance, store: Accounts): void {
-  app.post<{ Body: Static<typeof Issue> }>('/tokens', { schema: { body: Issue, response: { 201: IssuedToken } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: { body: Issue, response: { 201: IssuedToken } } }, async (request, reply) => {
     const caller = requireCaller(request)
     const { name, scopes = ['read'], expires_in_days: days = 30 } = request.body
     const secret = newSecret('rf_token_')

@@ -1,6 +1,6 @@
 /**
  * REQUEST_TIMEOUT_MS: a request not answered in time gets a 503 with Retry-After (DESIGN "Limits
- * and faults"), from its first hook to its last byte. Fastify's own `handlerTimeout` is not used:
+ * and faults"), from its first hook to its last byte; one whose body is still arriving, a 408. Fastify's own `handlerTimeout` is not used:
  * on Node 20 it is cleared when a request's body has been read (IncomingMessage emits `close`
  * then), so a write waiting on the database was never timed out.
  */
@@ -15,11 +15,18 @@ const timedOut = () =>
     headers: { 'retry-after': String(RETRY_AFTER) },
   })
 
+/**
+ * The client, not the service, was slow: its body has not all come (RFC 9110 §15.5.9). What is
+ * left of it will not be read, so the connection closes (RFC 9112 §9.6).
+ */
+const bodyTimedOut = () =>
+  new ApiError('REQUEST_TIMEOUT', 'The request body was not received in time.', [], { headers: { connection: 'close' } })
+
 export function installTimeLimit(app: FastifyInstance, timeoutMs: number): void {
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const timer = setTimeout(() => {
       // The handler goes on; write handlers check `reply.sent` before starting a write.
-      if (!reply.sent) reply.send(timedOut())
+      if (!reply.sent) reply.send(request.raw.complete ? timedOut() : bodyTimedOut())
     }, timeoutMs)
     // `close` comes when the response is done or the connection is gone, whichever is first.
     reply.raw.once('close', () => clearTimeout(timer))

@@ -98,6 +98,9 @@ t.test('unreadable bodies are 400 with a clear message (EP-27, ERR-04)', (t) =>
     t.notMatch(broken.body.error.message, /at .*\.js|node_modules/, 'no parser internals')
     assertErrorBody(t, await api.post(`${V1}/products`, ''), 400, 'MALFORMED_JSON')
     assertErrorBody(t, await api.request('POST', `${V1}/products`), 400, 'BAD_REQUEST')
+    // Found by fuzzing: these two answered 422 with a nameless field.
+    assertErrorBody(t, await api.request('POST', `${V1}/tokens`), 400, 'BAD_REQUEST')
+    assertErrorBody(t, await api.anonymous.request('POST', `${V1}/sessions`), 400, 'BAD_REQUEST')
     for (const body of ['[]', '"text"', '42', 'null', 'true']) {
       const res = await api.post(`${V1}/products`, body)
       assertErrorBody(t, res, 400, 'BAD_REQUEST')
@@ -128,6 +131,16 @@ t.test('a body over 1 MiB is 413 and nothing is stored (LIM-02)', (t) =>
     t.equal((await api.get(`${V1}/products`)).body.length, 0)
   }),
 )
+
+t.test('a body still arriving after REQUEST_TIMEOUT_MS is 408 and the connection closes; the client was slow, not the service (LIM-08)', async (t) => {
+  const limits = { requestTimeoutMs: 200, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0 } }
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { limits } })
+  const answer = await raw(api, `POST ${V1}/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`)
+  t.match(answer, /^HTTP\/1\.1 408 /)
+  t.match(answer, /\r\nconnection: close\r\n/i)
+  t.match(answer, /"code":"REQUEST_TIMEOUT"/)
+  t.equal((await api.get(`${V1}/products`)).body.length, 0, 'nothing stored')
+})
 
 t.test('validation: 422 listing every failing field with a path and a reason (ERR-03, SEC-05, SEC-09)', (t) =>
   eachDatabase(t, async (t, api) => {
