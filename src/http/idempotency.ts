@@ -20,10 +20,9 @@ const KEY = /^"?([\x21\x23-\x7e]{1,255})"?$/
 /** Headers of a response that the handler set and a replay repeats; the hooks set the others anew. */
 const KEPT_HEADERS = ['location', 'etag', 'last-modified', 'content-location', 'content-type', 'allow', 'accept-patch', 'www-authenticate', 'retry-after']
 
-/** The key of a request, or undefined without one; a malformed key is a 400. */
-function keyOf(request: FastifyRequest): string | undefined {
+/** The key of a request that has one; a malformed key is a 400. */
+function keyOf(request: FastifyRequest): string {
   const raw = request.headers['idempotency-key']
-  if (raw === undefined) return undefined
   const match = typeof raw === 'string' ? KEY.exec(raw.trim()) : null
   if (!match) {
     throw new ApiError('BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters, such as a UUID.`, [
@@ -57,9 +56,8 @@ function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
  * really happened, never a second write. A server-side failure (5xx) gives the key back.
  */
 export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: IdempotencyKeys): Handler<R> {
-  return async (request, reply) => {
+  const keyed: Handler<R> = async (request, reply) => {
     const key = keyOf(request)
-    if (key === undefined) return handler(request, reply)
     const caller = callerOf(request)
     const claim = await keys.claim(caller, key, fingerprintOf(request))
     if (claim.kind === 'done') return replay(reply, claim.response)
@@ -80,6 +78,8 @@ export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: 
     await keys.complete(caller, key, { status: reply.statusCode, headers: kept(reply.getHeaders()), body })
     return reply.send(body)
   }
+  // Most creates carry no key: they pay for one header lookup, not for another async layer.
+  return (request, reply) => (request.headers['idempotency-key'] === undefined ? handler(request, reply) : keyed(request, reply))
 }
 
 /** How often keys past their 24 hours are deleted. */
