@@ -24,9 +24,12 @@ export interface Counters {
 
 /** Entries kept before expired ones are swept, so a spray of keys cannot grow memory without bound. */
 const SWEEP_AT = 10_000
+/** At most one sweep a second: with more live keys than SWEEP_AT, a sweep per new key would be quadratic. */
+const SWEEP_EVERY_MS = 1000
 
 export function memoryCounters(now: () => number = Date.now): Counters {
   const windows = new Map<string, { count: number; endsAt: number }>()
+  let sweptAt = 0
   const live = (key: string, at: number) => {
     const window = windows.get(key)
     if (window && window.endsAt <= at) {
@@ -41,7 +44,10 @@ export function memoryCounters(now: () => number = Date.now): Counters {
       let window = live(key, at)
       if (window) window.count += 1
       else {
-        if (windows.size >= SWEEP_AT) for (const [k, w] of windows) if (w.endsAt <= at) windows.delete(k)
+        if (windows.size >= SWEEP_AT && at - sweptAt >= SWEEP_EVERY_MS) {
+          sweptAt = at
+          for (const [k, w] of windows) if (w.endsAt <= at) windows.delete(k)
+        }
         window = { count: 1, endsAt: at + windowMs }
         windows.set(key, window)
       }
