@@ -29,6 +29,9 @@ const CHECK_TIMEOUT_MS = 1000
 const STARTING_RETRY_AFTER = 5
 const PROBES = /^\/(livez|readyz)(\?|$)/
 
+/** Whether a request is a health probe: answered while starting, never rate-limited. */
+export const isProbe = (url: string): boolean => PROBES.test(url)
+
 type Check = { status: 'pass' } | { status: 'fail'; output: string }
 
 function withinTime<T>(work: Promise<T>): Promise<T> {
@@ -63,7 +66,7 @@ export function installHealth(app: FastifyInstance, db: Database, lifecycle: Lif
   app.decorate('lifecycle', lifecycle)
   const checkDatabase = databaseChecks(db)
   app.addHook('onRequest', (request, _reply, done) => {
-    if (lifecycle.phase !== 'starting' || PROBES.test(request.url)) return done()
+    if (lifecycle.phase !== 'starting' || isProbe(request.url)) return done()
     done(new ApiError('SERVICE_UNAVAILABLE', 'The service is starting; try again shortly.', [], { headers: { 'retry-after': String(STARTING_RETRY_AFTER) } }))
   })
   app.get('/livez', async (_request, reply) => reply.type(HEALTH_TYPE).send({ status: 'pass' }))

@@ -9,13 +9,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import type { LimitsConfig } from '../config.js'
 import { ApiError } from '../errors.js'
 import type { Count, Counters } from './counters.js'
+import { isProbe } from './health.js'
 
 /** The window every quota is counted in. */
 export const RATE_WINDOW_SECONDS = 60
 const WINDOW_MS = RATE_WINDOW_SECONDS * 1000
-
-/** Health probes come every few seconds from the orchestrator; they are not the API's traffic. */
-const UNLIMITED = /^\/(livez|readyz)(\?|$)/
 
 interface Policy {
   quota: number
@@ -45,7 +43,8 @@ export function installRateLimit(app: FastifyInstance, limits: LimitsConfig['rat
   const authenticated = policyOf(limits.authenticated)
   app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
     const policy = request.caller ? authenticated : anonymous
-    if (policy.quota === 0 || UNLIMITED.test(request.url)) return done()
+    // Health probes come every few seconds from the orchestrator; they are not the API's traffic.
+    if (policy.quota === 0 || isProbe(request.url)) return done()
     const key = request.caller ? `rate:user:${request.caller.user.id}` : `rate:address:${request.ip}`
     const counted = counters.hit(key, WINDOW_MS)
     if (counted instanceof Promise) counted.then((count) => settle(policy, count, reply, done), done)
