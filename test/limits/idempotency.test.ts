@@ -119,6 +119,22 @@ t.test('while the first is in flight, 409; when it ends, the retry gets its answ
   t.equal((await a.get(`${V1}/orders`)).body.length, 1, 'one order')
 })
 
+t.test('a key left in flight by a process that died is taken over once its lease ends, by the same request only', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const body = productBody()
+    const key = { 'idempotency-key': 'crashed' }
+    t.equal((await api.post(`${V1}/products`, body, key)).status, 201)
+    // As a process killed between its claim and its answer leaves it.
+    await api.db.query("UPDATE idempotency_keys SET status = NULL, headers = NULL, body = NULL, locked_until = now() + interval '1 minute'", [])
+    t.equal((await api.post(`${V1}/products`, body, key)).status, 409, 'in flight while its lease runs')
+    await api.db.query("UPDATE idempotency_keys SET locked_until = now() - interval '1 second'", [])
+    t.equal((await api.post(`${V1}/products`, productBody(), key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another request may not take it')
+    const retried = await api.post(`${V1}/products`, body, key)
+    t.equal(retried.status, 409, 'the same request runs again (and meets its own first write: the SKU is taken)')
+    t.equal(retried.body.error.code, 'CONFLICT')
+  }),
+)
+
 t.test('a key older than 24 hours is forgotten, and pruned', (t) =>
   eachDatabase(t, async (t, api) => {
     const key = { 'idempotency-key': 'yesterday' }
