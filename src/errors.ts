@@ -1,4 +1,7 @@
-/** ApiError and the one catalogue of error codes; docs/errors.md lists the same codes (a test keeps them equal). */
+/**
+ * ApiError, the one catalogue of error codes, and the errors several layers raise alike;
+ * docs/errors.md lists the same codes (a test keeps them equal).
+ */
 
 /** One problem with one field of the request: the spec's `details[]` entry. */
 export interface ErrorDetail {
@@ -71,3 +74,13 @@ export class ApiError extends Error {
 }
 
 export const isApiError = (error: unknown): error is ApiError => error instanceof ApiError
+
+/** 401 for an action that needs credentials (RFC 9110 §11.6.1: with a challenge). */
+export function unauthenticated(message = 'Sign in, or send a bearer token, to do this.'): ApiError {
+  return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api"' } })
+}
+
+/** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
+export function invalidToken(message: string): ApiError {
+  return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
+}

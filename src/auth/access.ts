@@ -3,8 +3,9 @@
  * standing towards an item (anonymous, signed-in user, the item's owner, admin) decides every
  * rule, so the collection factory resolves its rules per standing once, at startup.
  */
-import { ApiError } from '../errors.js'
-import { unauthenticated, type Caller } from './caller.js'
+import { ApiError, unauthenticated } from '../errors.js'
+import type { Caller } from './caller.js'
+import { ADMIN_ROLE } from './roles.js'
 
 /** Who may perform an action on a collection or an item, or read or write a field. */
 export type AccessRule =
@@ -33,9 +34,6 @@ export interface FieldAccess {
 export type Standing = 'anonymous' | 'user' | 'owner' | 'admin'
 export const STANDINGS: readonly Standing[] = ['anonymous', 'user', 'owner', 'admin']
 
-export const ADMIN_ROLE = 'admin'
-/** Every role the service gives meaning to. */
-export const ROLES = [ADMIN_ROLE] as const
 export const isAdmin = (caller: Caller | null): boolean => caller?.user.roles.includes(ADMIN_ROLE) ?? false
 
 /** The caller's standing towards an item owned by `ownerId` (undefined: nobody owns items here). */

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
-import { ApiError } from '../errors.js'
+import { ApiError, invalidToken, unauthenticated } from '../errors.js'
 import { checkSameSite, SAFE_METHODS } from './csrf.js'
 import { jwtVerifier, looksLikeJwt } from './jwt.js'
 import { secretHash } from './secrets.js'
@@ -32,16 +32,6 @@ declare module 'fastify' {
   }
 }
 
-/** 401 for an action that needs credentials (RFC 9110 §11.6.1: with a challenge). */
-export function unauthenticated(message = 'Sign in, or send a bearer token, to do this.'): ApiError {
-  return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api"' } })
-}
-
-/** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
-export function invalidToken(message: string): ApiError {
-  return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
-}
-
 /** An onRequest hook after the rate limit: credentials that were sent and cannot be used are a 401 (or 403, 503). */
 export function rejectUnusableCredentials(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
   done(request.credentialsError ?? undefined)
@@ -60,7 +50,7 @@ export function requireCaller(request: FastifyRequest): Caller {
 export function installCaller(app: FastifyInstance, store: Accounts, config: AuthConfig, corsOrigins: readonly string[]): void {
   const allowedOrigins = new Set(corsOrigins)
   const idleMs = config.sessionIdleMinutes * 60_000
-  const verifyJwt = config.jwt && jwtVerifier(config.jwt, store, invalidToken)
+  const verifyJwt = config.jwt && jwtVerifier(config.jwt, store)
   app.decorateRequest('caller', null)
   app.decorateRequest('credentialsError', null)
   // Anonymous requests, most of them, pass without a promise or a lookup. A failure is kept for

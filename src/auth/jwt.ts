@@ -6,8 +6,8 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose'
 import type { JwtConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
-import { ApiError } from '../errors.js'
-import { ROLES } from './access.js'
+import { ApiError, invalidToken } from '../errors.js'
+import { ROLES } from './roles.js'
 
 /**
  * Asymmetric algorithms only. With `none` a token would carry no signature; with HMAC a public
@@ -45,7 +45,7 @@ function rolesOf(payload: JWTPayload, claim: string): string[] {
 /** Two lists of distinct roles with the same members. */
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((role) => b.includes(role))
 
-export function jwtVerifier(config: JwtConfig, store: Accounts, invalidToken: (message: string) => ApiError): VerifyJwt {
+export function jwtVerifier(config: JwtConfig, store: Accounts): VerifyJwt {
   const jwks = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: config.jwksCooldownMs })
   return async (token) => {
     let payload: JWTPayload

@@ -1,6 +1,6 @@
 /** Users: accounts, as a collection. The password is write-only; it is stored as its scrypt hash. */
 import { Type, type Static } from 'typebox'
-import { ROLES } from '../../auth/access.js'
+import { ROLES } from '../../auth/roles.js'
 import { ServerFields, StringEnum } from '../../resources/schema-types.js'
 
 
