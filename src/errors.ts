@@ -75,6 +75,9 @@ export class ApiError extends Error {
 
 export const isApiError = (error: unknown): error is ApiError => error instanceof ApiError
 
+/** 404 for a path that names no resource: no route takes it. */
+export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')
+
 /** 401 for an action that needs credentials (RFC 9110 §11.6.1: with a challenge). */
 export function unauthenticated(message = 'Sign in, or send a bearer token, to do this.'): ApiError {
   return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api"' } })

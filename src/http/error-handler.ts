@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES as REASON_PHRASES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, isApiError, type ErrorCode } from '../errors.js'
+import { ApiError, isApiError, noResource, type ErrorCode } from '../errors.js'
 import { ACCEPT_PATCH } from './body-parser.js'
 import { appendHeader, applyDefaultHeaders, defaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
@@ -63,8 +63,6 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .type('application/json; charset=utf-8')
     .send(errorBody(error))
 }
-
-export const noResource = () => new ApiError('NOT_FOUND', 'No resource exists at this path.')
 
 /**
  * Installs the error handler and what answers requests no route takes: OPTIONS on a known path

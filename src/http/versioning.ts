@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError } from '../errors.js'
-import { noResource } from './error-handler.js'
+import { ApiError, noResource } from '../errors.js'
 import { BODY_LIMIT } from './body-parser.js'
 import { JSON_MEDIA_TYPE, negotiate, requestedVersion } from './negotiation.js'
 import { appendHeader } from './response-headers.js'
