@@ -1,6 +1,6 @@
 /** Users and their sessions as the authentication layer needs them: a few statements, by hand. */
 import { createHash } from 'node:crypto'
-import { uuidv7 } from '../resources/ids.js'
+import { uuidv7 } from '../ids.js'
 import { ApiError } from '../errors.js'
 import type { Database } from './client.js'
 import { translateDatabaseError } from './prisma-errors.js'

@@ -5,7 +5,7 @@ import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js
 import type { Standing } from '../auth/access.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
 import { checkWritable, type FieldPermissions } from './permissions.js'
-import { uuidv7 } from './ids.js'
+import { uuidv7 } from '../ids.js'
 import type { Representation, Row } from './represent.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
 

@@ -1,6 +1,6 @@
 /** Reads one filter value from the query string according to the field's type. */
 import type { Field } from '../fields.js'
-import { isUuid } from '../ids.js'
+import { isUuid } from '../../ids.js'
 import type { FilterValue } from './plan.js'
 
 const INTEGER = /^-?\d{1,15}$/

@@ -1,6 +1,6 @@
 // Server-made ids: UUIDv7, unique, and in creation order even within one millisecond (RES-03).
 import t from 'tap'
-import { isUuid, uuidv7 } from '../../src/resources/ids.js'
+import { isUuid, uuidv7 } from '../src/ids.js'
 
 t.test('ids are UUIDv7 and sort in the order they were made', async (t) => {
   const ids = Array.from({ length: 10_000 }, () => uuidv7())
