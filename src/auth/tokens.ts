@@ -8,7 +8,7 @@ import type { Accounts, StoredToken } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
 import { requireBody } from '../http/body-parser.js'
 import { isUuid } from '../ids.js'
-import { StringEnum } from '../resources/schema-types.js'
+import { StringEnum } from '../json-schema.js'
 import { requireCaller, SCOPES } from './caller.js'
 import { newSecret, secretHash } from './secrets.js'
 

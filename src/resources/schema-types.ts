@@ -1,5 +1,6 @@
 /** TypeBox building blocks that every collection's schema uses: ids, timestamps, money, nullable fields. */
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox'
+import { StringEnum } from '../json-schema.js'
 
 /** Largest value of a PostgreSQL `integer` column. */
 export const MAX_INT4 = 2_147_483_647
@@ -22,10 +23,8 @@ export function Nullable<T extends TSchema>(schema: T, options: Record<string, u
   })
 }
 
-/** A string from a fixed set; `type: "string"` is kept so serializers and filters know the type. */
-export function StringEnum<const V extends readonly string[]>(values: V, options: Record<string, unknown> = {}): TUnsafe<V[number]> {
-  return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options })
-}
+/** Lives in src/json-schema.ts, below every layer (auth's bodies use it too); handed on with the collections' other blocks. */
+export { StringEnum } from '../json-schema.js'
 
 /** An amount with at most two decimals, as stored in `DECIMAL(12,2)`; JSON carries it as a number. */
 export const Money = (options: Record<string, unknown> = {}) =>
