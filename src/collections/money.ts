@@ -1,6 +1,20 @@
-/** API v2 shows an amount as an object with its currency; the column keeps the number. */
-import { CURRENCY, MoneyObject, Nullable } from '../resources/schema-types.js'
+/** The shop's currency, and API v2's view of an amount: an object with that currency; the column keeps the number. */
+import { Type } from 'typebox'
+import { Money, Nullable, StringEnum } from '../resources/schema-types.js'
 import type { FieldView } from '../resources/versions.js'
+
+/** The currency of every amount the shop stores. */
+export const CURRENCY = 'USD'
+
+/**
+ * An amount as API v2 shows it: `{ "amount": 12.5, "currency": "USD" }`. The shop keeps one
+ * currency, so `currency` may be left out of a request and must be that currency when given.
+ */
+export const MoneyObject = (options: Record<string, unknown> = {}) =>
+  Type.Object(
+    { amount: Money(), currency: Type.Optional(StringEnum([CURRENCY])) },
+    { additionalProperties: false, ...options },
+  )
 
 const view = (schema: FieldView['schema']): FieldView => ({
   schema,

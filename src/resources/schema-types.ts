@@ -1,6 +1,5 @@
 /** TypeBox building blocks that every collection's schema uses: ids, timestamps, money, nullable fields. */
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox'
-import { StringEnum } from '../json-schema.js'
 
 /** Largest value of a PostgreSQL `integer` column. */
 export const MAX_INT4 = 2_147_483_647
@@ -42,16 +41,3 @@ export const ServerFields = {
   created_at: Timestamp(),
   updated_at: Timestamp(),
 }
-
-/** The currency of every amount the shop stores. */
-export const CURRENCY = 'USD'
-
-/**
- * An amount as API v2 shows it: `{ "amount": 12.5, "currency": "USD" }`. The shop keeps one
- * currency, so `currency` may be left out of a request and must be that currency when given.
- */
-export const MoneyObject = (options: Record<string, unknown> = {}) =>
-  Type.Object(
-    { amount: Money(), currency: Type.Optional(StringEnum([CURRENCY])) },
-    { additionalProperties: false, ...options },
-  )
