@@ -31,18 +31,20 @@ function raw(api: Api, text: string): Promise<string> {
 
 t.test('unknown paths are 404 with the uniform JSON body, never an HTML page (RES-01, RES-02, ERR-01)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     for (const path of [`${V1}/widgets`, `${V1}/Products`, '/', '/api', `${V1}/products/x/y/z/w`, `${V1}/products/%zz`, `${V1}/wid%gets`]) {
-      const res = await api.get(path)
+      const res = await admin.get(path)
       assertErrorBody(t, res, 404, 'NOT_FOUND')
       t.ok(res.headers.get('x-request-id'), `${path}: X-Request-Id`)
       t.equal(res.headers.get('x-content-type-options'), 'nosniff')
     }
-    assertErrorBody(t, await api.delete(`${V1}/products/%E0%A4%A`), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.delete(`${V1}/products/%E0%A4%A`), 404, 'NOT_FOUND')
   }),
 )
 
 t.test('a known path with another method is 405 with Allow; TRACE too; an unknown method is unreadable (EP-12)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const item = `${V1}/products/01890000-0000-7000-8000-000000000000`
     for (const [method, path, allow] of [
       ['PUT', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
@@ -50,7 +52,7 @@ t.test('a known path with another method is 405 with Allow; TRACE too; an unknow
       ['DELETE', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
       ['POST', item, 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
     ] as const) {
-      const res = await api.request(method, path, method === 'DELETE' ? {} : { body: {} })
+      const res = await admin.request(method, path, method === 'DELETE' ? {} : { body: {} })
       assertErrorBody(t, res, 405, 'METHOD_NOT_ALLOWED')
       t.equal(res.headers.get('allow'), allow, `${method} ${path}`)
     }
@@ -60,31 +62,32 @@ t.test('a known path with another method is 405 with Allow; TRACE too; an unknow
     const unknown = await raw(api, `FOO ${V1}/products HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
     t.match(unknown, /^HTTP\/1\.1 400 /, 'a method HTTP does not know is unreadable')
     t.match(unknown, /"code":"BAD_REQUEST"/)
-    t.equal((await api.get(`${V1}/products`)).status, 200, 'and the service goes on')
+    t.equal((await admin.get(`${V1}/products`)).status, 200, 'and the service goes on')
   }),
 )
 
 t.test('HEAD answers like GET without a body; OPTIONS lists the methods (EP-14, EP-15)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const created = await api.post(`${V1}/products`, productBody())
+    const admin = api.admin
+    const created = await admin.post(`${V1}/products`, productBody())
     for (const path of [`${V1}/products`, `${V1}/products/${created.body.id}`]) {
-      const get = await api.get(path)
-      const head = await api.request('HEAD', path)
+      const get = await admin.get(path)
+      const head = await admin.request('HEAD', path)
       t.equal(head.status, 200)
       t.equal(head.text, '')
       for (const name of ['content-type', 'content-length', 'link', 'x-total-count', 'cache-control']) {
         t.equal(head.headers.get(name), get.headers.get(name), `${name} as on GET`)
       }
     }
-    const collection = await api.request('OPTIONS', `${V1}/products`)
+    const collection = await admin.request('OPTIONS', `${V1}/products`)
     t.equal(collection.status, 204)
     t.equal(collection.headers.get('allow'), 'GET, HEAD, OPTIONS, POST')
     t.equal(collection.text, '')
-    const item = await api.request('OPTIONS', `${V1}/products/${created.body.id}`)
+    const item = await admin.request('OPTIONS', `${V1}/products/${created.body.id}`)
     t.equal(item.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT')
     t.equal(item.headers.get('accept-patch'), 'application/merge-patch+json, application/json')
-    assertErrorBody(t, await api.request('OPTIONS', `${V1}/widgets`), 404, 'NOT_FOUND')
-    const head404 = await api.request('HEAD', `${V1}/products/nope`)
+    assertErrorBody(t, await admin.request('OPTIONS', `${V1}/widgets`), 404, 'NOT_FOUND')
+    const head404 = await admin.request('HEAD', `${V1}/products/nope`)
     t.equal(head404.status, 404, 'HEAD of a missing item: the GET status, no body')
     t.equal(head404.text, '')
   }),
@@ -92,43 +95,46 @@ t.test('HEAD answers like GET without a body; OPTIONS lists the methods (EP-14, 
 
 t.test('unreadable bodies are 400 with a clear message (EP-27, ERR-04)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const broken = await api.post(`${V1}/products`, '{"name": "Mug",')
+    const admin = api.admin
+    const broken = await admin.post(`${V1}/products`, '{"name": "Mug",')
     assertErrorBody(t, broken, 400, 'MALFORMED_JSON')
     t.match(broken.body.error.message, /^The request body is not valid JSON: /)
     t.notMatch(broken.body.error.message, /at .*\.js|node_modules/, 'no parser internals')
-    assertErrorBody(t, await api.post(`${V1}/products`, ''), 400, 'MALFORMED_JSON')
-    assertErrorBody(t, await api.request('POST', `${V1}/products`), 400, 'BAD_REQUEST')
+    assertErrorBody(t, await admin.post(`${V1}/products`, ''), 400, 'MALFORMED_JSON')
+    assertErrorBody(t, await admin.request('POST', `${V1}/products`), 400, 'BAD_REQUEST')
     // Found by fuzzing: these two answered 422 with a nameless field.
-    assertErrorBody(t, await api.request('POST', `${V1}/tokens`), 400, 'BAD_REQUEST')
+    assertErrorBody(t, await admin.request('POST', `${V1}/tokens`), 400, 'BAD_REQUEST')
     assertErrorBody(t, await api.anonymous.request('POST', `${V1}/sessions`), 400, 'BAD_REQUEST')
     for (const body of ['[]', '"text"', '42', 'null', 'true']) {
-      const res = await api.post(`${V1}/products`, body)
+      const res = await admin.post(`${V1}/products`, body)
       assertErrorBody(t, res, 400, 'BAD_REQUEST')
       t.equal(res.body.error.message, 'The request body must be a JSON object.', body)
     }
-    t.equal((await api.get(`${V1}/products`)).body.length, 0, 'nothing stored')
+    t.equal((await admin.get(`${V1}/products`)).body.length, 0, 'nothing stored')
   }),
 )
 
 t.test('a body that is not JSON is 415 (EP-25, SEC-15)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
-      assertErrorBody(t, await api.post(`${V1}/products`, 'name=Mug', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE')
+      assertErrorBody(t, await admin.post(`${V1}/products`, 'name=Mug', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE')
     }
-    const charset = await api.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=utf-8' })
+    const charset = await admin.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=utf-8' })
     t.equal(charset.status, 201, 'a charset parameter is fine')
-    const upper = await api.post(`${V1}/products`, productBody(), { 'content-type': 'Application/JSON; Charset="UTF-8"' })
+    const upper = await admin.post(`${V1}/products`, productBody(), { 'content-type': 'Application/JSON; Charset="UTF-8"' })
     t.equal(upper.status, 201, 'media types and charsets are case-insensitive')
-    const latin = await api.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=iso-8859-1' })
+    const latin = await admin.post(`${V1}/products`, productBody(), { 'content-type': 'application/json; charset=iso-8859-1' })
     assertErrorBody(t, latin, 415, 'UNSUPPORTED_MEDIA_TYPE')
   }),
 )
 
 t.test('a body over 1 MiB is 413 and nothing is stored (LIM-02)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const res = await api.post(`${V1}/products`, productBody({ description: 'x'.repeat(1024 * 1024) }))
+    const admin = api.admin
+    const res = await admin.post(`${V1}/products`, productBody({ description: 'x'.repeat(1024 * 1024) }))
     assertErrorBody(t, res, 413, 'PAYLOAD_TOO_LARGE')
-    t.equal((await api.get(`${V1}/products`)).body.length, 0)
+    t.equal((await admin.get(`${V1}/products`)).body.length, 0)
   }),
 )
 
@@ -139,12 +145,13 @@ t.test('a body still arriving after REQUEST_TIMEOUT_MS is 408 and the connection
   t.match(answer, /^HTTP\/1\.1 408 /)
   t.match(answer, /\r\nconnection: close\r\n/i)
   t.match(answer, /"code":"REQUEST_TIMEOUT"/)
-  t.equal((await api.get(`${V1}/products`)).body.length, 0, 'nothing stored')
+  t.equal((await api.admin.get(`${V1}/products`)).body.length, 0, 'nothing stored')
 })
 
 t.test('validation: 422 listing every failing field with a path and a reason (ERR-03, SEC-05, SEC-09)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const res = await api.post(`${V1}/products`, {
+    const admin = api.admin
+    const res = await admin.post(`${V1}/products`, {
       name: { $ne: null },
       sku: 'lower-case',
       price: 1.234,
@@ -164,10 +171,10 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
       { field: 'tags[1]', reason: 'must be a string' },
       { field: 'tags', reason: 'must NOT have duplicate items (items ## 2 and 0 are identical)' },
     ])
-    const infinite = await api.post(`${V1}/products`, '{"name":"x","sku":"ABC","price":1e400}')
+    const infinite = await admin.post(`${V1}/products`, '{"name":"x","sku":"ABC","price":1e400}')
     assertErrorBody(t, infinite, 422, 'VALIDATION_ERROR')
     t.same(infinite.body.error.details.map((d: { field: string }) => d.field), ['price'], '1e400 is not a number we store')
-    const missing = await api.post(`${V1}/products`, {})
+    const missing = await admin.post(`${V1}/products`, {})
     t.same(missing.body.error.details.map((d: { field: string }) => d.field), ['name', 'sku', 'price'])
     t.ok(missing.body.error.details.every((d: { reason: string }) => d.reason === 'is required'))
   }),
@@ -175,46 +182,49 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
 
 t.test('text the database cannot store, not Unicode, or with a key twice is refused (SEC-03, SEC-04, RFC 8259 §4, §8)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     for (const name of ['a\\u0000b', 'a\\ud800b', 'a\\udc00']) {
-      const res = await api.post(`${V1}/products`, `{"name":"${name}","sku":"TXT-1","price":1}`)
+      const res = await admin.post(`${V1}/products`, `{"name":"${name}","sku":"TXT-1","price":1}`)
       assertErrorBody(t, res, 400, 'MALFORMED_JSON')
     }
     const bytes = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","sku":"TXT-2","price":1}')])
     const invalid = await fetch(api.origin + `${V1}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes })
     t.equal(invalid.status, 400, 'invalid UTF-8 is not silently replaced')
-    const twice = await api.post(`${V1}/products`, '{"name":"a","sku":"TXT-4","price":1,"name":"b"}')
+    const twice = await admin.post(`${V1}/products`, '{"name":"a","sku":"TXT-4","price":1,"name":"b"}')
     assertErrorBody(t, twice, 400, 'MALFORMED_JSON')
     t.equal(twice.body.error.message, 'The request body gives the key "name" twice.', 'a duplicate key is not silently resolved (SEC-03)')
-    const paired = await api.post(`${V1}/products`, '{"name":"smile \\ud83d\\ude00","sku":"TXT-3","price":1}')
+    const paired = await admin.post(`${V1}/products`, '{"name":"smile \\ud83d\\ude00","sku":"TXT-3","price":1}')
     t.equal(paired.status, 201, 'a surrogate pair is an ordinary character')
     t.equal(paired.body.name, 'smile \u{1F600}')
-    t.equal((await api.get(`${V1}/products`)).body.length, 1, 'only that one was stored')
+    t.equal((await admin.get(`${V1}/products`)).body.length, 1, 'only that one was stored')
   }),
 )
 
 t.test('prototype keys never reach a prototype (SEC-01, SEC-02)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const created = await api.post(`${V1}/products`, productBody())
+    const admin = api.admin
+    const created = await admin.post(`${V1}/products`, productBody())
     for (const body of [
       '{"__proto__":{"is_admin":true},"name":"x","sku":"ABC","price":1}',
       '{"constructor":{"prototype":{"is_admin":true}},"name":"x","sku":"ABD","price":1}',
       '{"prototype":{"is_admin":true},"name":"x","sku":"ABE","price":1}',
     ]) {
-      const res = await api.post(`${V1}/products`, body)
+      const res = await admin.post(`${V1}/products`, body)
       assertErrorBody(t, res, 422, 'VALIDATION_ERROR')
       t.equal(res.body.error.details[0].reason, 'is not a known field')
-      const patched = await api.patch(`${V1}/products/${created.body.id}`, body.replace(/"name".*/, '"stock":1}'))
+      const patched = await admin.patch(`${V1}/products/${created.body.id}`, body.replace(/"name".*/, '"stock":1}'))
       t.equal(patched.status, 422, 'in a merge patch too')
     }
     t.equal(({} as Record<string, unknown>).is_admin, undefined, 'Object.prototype is untouched')
-    t.same((await api.get(`${V1}/products/${created.body.id}`)).body, created.body)
+    t.same((await admin.get(`${V1}/products/${created.body.id}`)).body, created.body)
   }),
 )
 
 t.test('nesting beyond 64 levels is 400, whatever the body holds, and the service goes on (SEC-06, LIM-09)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const deep = `{"name":"x","sku":"ABC","price":1,"tags":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
-    const res = await api.post(`${V1}/products`, deep)
+    const res = await admin.post(`${V1}/products`, deep)
     assertErrorBody(t, res, 400, 'MALFORMED_JSON')
     t.equal(res.body.error.message, 'The request body is nested deeper than 64 levels.')
     // Found from outside: a NUL or a lone surrogate at the bottom made the storable-text walk
@@ -225,18 +235,19 @@ t.test('nesting beyond 64 levels is 400, whatever the body holds, and the servic
       assertErrorBody(t, await api.anonymous.post(`${V1}/sessions`, body), 400, 'MALFORMED_JSON')
     }
     const justDeepEnough = `{"name":"x","sku":"ABC","price":1,"tags":${'['.repeat(63)}${']'.repeat(63)}}`
-    t.equal((await api.post(`${V1}/products`, justDeepEnough)).status, 422, '64 levels are read (and then validated)')
-    t.equal((await api.get(`${V1}/products`)).status, 200)
+    t.equal((await admin.post(`${V1}/products`, justDeepEnough)).status, 422, '64 levels are read (and then validated)')
+    t.equal((await admin.get(`${V1}/products`)).status, 200)
   }),
 )
 
 t.test('every response carries X-Request-Id and the security headers (ERR-07, CACHE-20)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const generated = await api.get(`${V1}/products`)
+    const admin = api.admin
+    const generated = await admin.get(`${V1}/products`)
     t.match(generated.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
-    const given = await api.get(`${V1}/nothing`, { 'x-request-id': 'client-id.42' })
+    const given = await admin.get(`${V1}/nothing`, { 'x-request-id': 'client-id.42' })
     t.equal(given.headers.get('x-request-id'), 'client-id.42', "a sane client id is kept, errors included")
-    const insane = await api.get(`${V1}/products`, { 'x-request-id': 'a b\tc' })
+    const insane = await admin.get(`${V1}/products`, { 'x-request-id': 'a b\tc' })
     t.match(insane.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'an unsafe one is replaced')
     for (const res of [generated, given]) {
       t.equal(res.headers.get('x-content-type-options'), 'nosniff')
@@ -280,36 +291,38 @@ t.test('a database that cannot be reached is 503 with Retry-After (ERR-08)', asy
 
 t.test('order of checks: an unknown item or parent is 404 before an invalid body is 422; unreadable JSON is 400 first', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const missing = `${V1}/products/01890000-0000-7000-8000-000000000000`
-    assertErrorBody(t, await api.patch(missing, { price: -1 }), 404, 'NOT_FOUND')
-    assertErrorBody(t, await api.put(missing, { name: '' }), 404, 'NOT_FOUND')
-    assertErrorBody(t, await api.put(`${V1}/products/nope`, { name: '' }), 404, 'NOT_FOUND')
-    assertErrorBody(t, await api.post(`${missing}/reviews`, { rating: 9 }), 404, 'NOT_FOUND')
-    assertErrorBody(t, await api.patch(missing, '{broken'), 400, 'MALFORMED_JSON')
-    assertErrorBody(t, await api.post(`${V1}/widgets`, '{broken'), 404, 'NOT_FOUND')
-    assertErrorBody(t, await api.put(`${V1}/products`, 'x', { 'content-type': 'text/plain' }), 405, 'METHOD_NOT_ALLOWED')
-    assertErrorBody(t, await api.request('PATCH', missing), 400, 'BAD_REQUEST')
+    assertErrorBody(t, await admin.patch(missing, { price: -1 }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.put(missing, { name: '' }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.put(`${V1}/products/nope`, { name: '' }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.post(`${missing}/reviews`, { rating: 9 }), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.patch(missing, '{broken'), 400, 'MALFORMED_JSON')
+    assertErrorBody(t, await admin.post(`${V1}/widgets`, '{broken'), 404, 'NOT_FOUND')
+    assertErrorBody(t, await admin.put(`${V1}/products`, 'x', { 'content-type': 'text/plain' }), 405, 'METHOD_NOT_ALLOWED')
+    assertErrorBody(t, await admin.request('PATCH', missing), 400, 'BAD_REQUEST')
   }),
 )
 
 t.test('content sent with GET or DELETE is ignored; merge patches are for PATCH only (EP-10, EP-17)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const a = await api.post(`${V1}/products`, productBody())
-    const b = await api.post(`${V1}/products`, productBody())
+    const admin = api.admin
+    const a = await admin.post(`${V1}/products`, productBody())
+    const b = await admin.post(`${V1}/products`, productBody())
     const body = '{"sku": "nothing"}'
     const list = await raw(api, `GET ${V1}/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
     t.match(list, /^HTTP\/1\.1 200 /)
     t.match(list, /\r\nx-total-count: 2\r\n/, 'a GET body never filters')
-    t.equal((await api.request('DELETE', `${V1}/products/${a.body.id}`, { headers: { 'content-type': 'application/json' } })).status, 204)
-    t.equal((await api.request('DELETE', `${V1}/products/${b.body.id}`, { body: 'whatever', headers: { 'content-type': 'text/plain' } })).status, 204)
+    t.equal((await admin.request('DELETE', `${V1}/products/${a.body.id}`, { headers: { 'content-type': 'application/json' } })).status, 204)
+    t.equal((await admin.request('DELETE', `${V1}/products/${b.body.id}`, { body: 'whatever', headers: { 'content-type': 'text/plain' } })).status, 204)
     const merge = { 'content-type': 'application/merge-patch+json' }
-    const post = await api.post(`${V1}/products`, productBody(), merge)
+    const post = await admin.post(`${V1}/products`, productBody(), merge)
     assertErrorBody(t, post, 415, 'UNSUPPORTED_MEDIA_TYPE')
     t.equal(post.body.error.message, 'Send the body as application/json (UTF-8).')
-    const patch = await api.patch(`${V1}/products/${a.body.id}`, 'name=x', { 'content-type': 'text/plain' })
+    const patch = await admin.patch(`${V1}/products/${a.body.id}`, 'name=x', { 'content-type': 'text/plain' })
     assertErrorBody(t, patch, 415, 'UNSUPPORTED_MEDIA_TYPE')
     t.equal(patch.body.error.message, 'Send the body as application/merge-patch+json or application/json.')
-    const jsonPatch = await api.patch(`${V1}/products/${a.body.id}`, '[]', { 'content-type': 'application/json-patch+json' })
+    const jsonPatch = await admin.patch(`${V1}/products/${a.body.id}`, '[]', { 'content-type': 'application/json-patch+json' })
     assertErrorBody(t, jsonPatch, 415, 'UNSUPPORTED_MEDIA_TYPE')
     t.equal(jsonPatch.headers.get('accept-patch'), 'application/merge-patch+json, application/json', 'RFC 5789 §2.2: Accept-Patch')
   }),

@@ -3,10 +3,11 @@ import t from 'tap'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
+/** Products the admin creates. */
 async function seed(api: Api, bodies: Record<string, unknown>[]): Promise<any[]> {
   const created = []
   for (const body of bodies) {
-    const res = await api.post(`${V1}/products`, body)
+    const res = await api.admin.post(`${V1}/products`, body)
     if (res.status !== 201) throw new Error(`seed failed: ${res.text}`)
     created.push(res.body)
   }
@@ -17,16 +18,17 @@ const names = (res: { body: { name: string }[] }) => res.body.map((p) => p.name)
 
 t.test('paging: 1-based pages of `size`, default 20, past the end is 200 [] (EP-18, EP-19, EP-01)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const empty = await api.get(`${V1}/products`)
+    const admin = api.admin
+    const empty = await admin.get(`${V1}/products`)
     t.same(empty.body, [], 'an empty collection is 200 []')
     t.equal(empty.headers.get('x-total-count'), '0')
     await seed(api, Array.from({ length: 45 }, (_, i) => productBody({ name: `P${String(i).padStart(2, '0')}` })))
-    const first = await api.get(`${V1}/products`)
+    const first = await admin.get(`${V1}/products`)
     t.equal(first.body.length, 20, 'default size 20, default page 1')
     t.equal(first.body[0].name, 'P00', 'default order is creation order')
     t.equal(first.headers.get('x-total-count'), '45')
     t.same(Object.keys(first.body[0]).sort(), ['id', 'name', 'price', 'sku', 'status'], 'list items carry the summary (RES-05)')
-    const pages = await Promise.all([1, 2, 3, 4].map((page) => api.get(`${V1}/products?size=20&page=${page}`)))
+    const pages = await Promise.all([1, 2, 3, 4].map((page) => admin.get(`${V1}/products?size=20&page=${page}`)))
     t.same(pages.map((p) => p.body.length), [20, 20, 5, 0])
     const ids = pages.flatMap((p) => p.body.map((item: { id: string }) => item.id))
     t.equal(new Set(ids).size, 45, 'no item repeated or skipped')
@@ -35,8 +37,9 @@ t.test('paging: 1-based pages of `size`, default 20, past the end is 200 [] (EP-
 
 t.test('Link: first, prev, next, last, keeping the other parameters (EP-24, RFC 8288)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, Array.from({ length: 7 }, () => productBody({ status: 'active' })))
-    const middle = await api.get(`${V1}/products?status=active&size=2&sort=name&page=2`)
+    const middle = await admin.get(`${V1}/products?status=active&size=2&sort=name&page=2`)
     t.equal(
       middle.headers.get('link'),
       [
@@ -48,51 +51,53 @@ t.test('Link: first, prev, next, last, keeping the other parameters (EP-24, RFC 
         `<${V1}/products?status=active&size=2&sort=name&page=4>; rel="last"`,
       ].join(', '),
     )
-    const first = await api.get(`${V1}/products?size=2`)
+    const first = await admin.get(`${V1}/products?size=2`)
     t.notMatch(first.headers.get('link'), /rel="prev"/, 'no prev on the first page')
-    const last = await api.get(`${V1}/products?size=2&page=4`)
+    const last = await admin.get(`${V1}/products?size=2&page=4`)
     t.notMatch(last.headers.get('link'), /rel="next"/, 'no next on the last page')
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!
-    t.equal((await api.get(next)).body.length, 2, 'the next link is followable')
-    const odd = await api.get(`${V1}/products?name[contains]=a?b%26c%3E&size=1`)
+    t.equal((await admin.get(next)).body.length, 2, 'the next link is followable')
+    const odd = await admin.get(`${V1}/products?name[contains]=a?b%26c%3E&size=1`)
     t.equal(
       odd.headers.get('link')!.split(', ')[1],
       `<${V1}/products?name[contains]=a%3Fb%26c%3E&size=1&page=1>; rel="first"`,
       'values are re-encoded: a ? or & or > in a value cannot break the link',
     )
-    const encodedPage = await api.get(`${V1}/products?p%61ge=2&size=2`)
+    const encodedPage = await admin.get(`${V1}/products?p%61ge=2&size=2`)
     t.notMatch(encodedPage.headers.get('link'), /p%61ge/, 'an encoded page parameter is replaced like a plain one')
   }),
 )
 
 t.test('sort and order: ascending by default, desc, several keys, id breaks ties (EP-20)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, [
       productBody({ name: 'b', price: 2 }),
       productBody({ name: 'a', price: 2 }),
       productBody({ name: 'c', price: 1 }),
       productBody({ name: 'd', price: 3 }),
     ])
-    t.same(names(await api.get(`${V1}/products?sort=name`)), ['a', 'b', 'c', 'd'])
-    t.same(names(await api.get(`${V1}/products?sort=name&order=desc`)), ['d', 'c', 'b', 'a'])
-    t.same(names(await api.get(`${V1}/products?sort=price,name`)), ['c', 'a', 'b', 'd'])
-    t.same(names(await api.get(`${V1}/products?sort=price,name&order=desc,asc`)), ['d', 'a', 'b', 'c'])
-    t.same(names(await api.get(`${V1}/products?sort=price`)), ['c', 'b', 'a', 'd'], 'equal prices in id (creation) order')
-    const pages = [1, 2, 3, 4].map((page) => api.get(`${V1}/products?sort=price&size=1&page=${page}`))
+    t.same(names(await admin.get(`${V1}/products?sort=name`)), ['a', 'b', 'c', 'd'])
+    t.same(names(await admin.get(`${V1}/products?sort=name&order=desc`)), ['d', 'c', 'b', 'a'])
+    t.same(names(await admin.get(`${V1}/products?sort=price,name`)), ['c', 'a', 'b', 'd'])
+    t.same(names(await admin.get(`${V1}/products?sort=price,name&order=desc,asc`)), ['d', 'a', 'b', 'c'])
+    t.same(names(await admin.get(`${V1}/products?sort=price`)), ['c', 'b', 'a', 'd'], 'equal prices in id (creation) order')
+    const pages = [1, 2, 3, 4].map((page) => admin.get(`${V1}/products?sort=price&size=1&page=${page}`))
     t.same((await Promise.all(pages)).flatMap(names), ['c', 'b', 'a', 'd'], 'paging a tie never repeats or skips')
-    t.same(names(await api.get(`${V1}/products?order=desc`)), ['d', 'c', 'a', 'b'], 'order alone reverses the default')
+    t.same(names(await admin.get(`${V1}/products?order=desc`)), ['d', 'c', 'a', 'b'], 'order alone reverses the default')
   }),
 )
 
 t.test('filters: typed equality, any-of, AND across fields, operators in brackets (EP-22)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, [
       productBody({ name: 'Red Mug', price: 10, status: 'active', tags: ['kitchen', 'red'], stock: 5 }),
       productBody({ name: 'Blue Mug', price: 10.5, status: 'draft', tags: ['kitchen'], description: 'blue' }),
       productBody({ name: 'Lamp', price: 30, status: 'archived', tags: ['light'], stock: 0 }),
       productBody({ name: '100% cotton_towel', price: 5, status: 'active' }),
     ])
-    const q = async (query: string) => names(await api.get(`${V1}/products?${query}&sort=name`))
+    const q = async (query: string) => names(await admin.get(`${V1}/products?${query}&sort=name`))
     t.same(await q('price=10'), ['Red Mug'], 'numbers compare as numbers')
     t.same(await q('price=10.50'), ['Blue Mug'], 'decimals compare exactly')
     t.same(await q('status=active&status=draft'), ['100% cotton_towel', 'Blue Mug', 'Red Mug'], 'a repeated filter is any of')
@@ -110,7 +115,7 @@ t.test('filters: typed equality, any-of, AND across fields, operators in bracket
     t.same(await q('tags=kitchen'), ['Blue Mug', 'Red Mug'], 'an array field matches when it contains the value')
     t.same(await q('tags=red&tags=light'), ['Lamp', 'Red Mug'])
     t.same(await q("name=' OR '1'='1"), [], 'values are bound, never SQL (SEC-08)')
-    const composed = await api.get(`${V1}/products?tags=kitchen&sort=price&order=desc&size=1&page=2`)
+    const composed = await admin.get(`${V1}/products?tags=kitchen&sort=price&order=desc&size=1&page=2`)
     t.same(names(composed), ['Red Mug'], 'filter, sort and page compose')
     t.equal(composed.headers.get('x-total-count'), '2', 'the total counts the filtered set')
   }),
@@ -118,6 +123,7 @@ t.test('filters: typed equality, any-of, AND across fields, operators in bracket
 
 t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP-23, ERR-05, LIM-01, SEC-07, SEC-09, SEC-17)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, [productBody()])
     const cases: [string, string][] = [
       ['size=abc', 'size'],
@@ -165,31 +171,33 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
       ['constructor[prototype][x]=1', 'constructor[prototype][x]'],
     ]
     for (const [query, field] of cases) {
-      const res = await api.get(`${V1}/products?${query}`)
+      const res = await admin.get(`${V1}/products?${query}`)
       t.equal(res.status, 400, query)
       t.equal(res.body.error.code, 'INVALID_PARAMETER', query)
       t.equal(res.body.error.details[0]?.field, field, `${query} names ${field}`)
       t.match(res.body.error.message, field.split('[')[0]!, `${query}: the message names it`)
     }
-    const several = await api.get(`${V1}/products?size=0&page=x&colour=red`)
+    const several = await admin.get(`${V1}/products?size=0&page=x&colour=red`)
     t.same(several.body.error.details.map((d: { field: string }) => d.field), ['page', 'size', 'colour'], 'every bad parameter is listed')
-    t.equal((await api.get(`${V1}/products`)).headers.get('x-total-count'), '1', 'data intact')
+    t.equal((await admin.get(`${V1}/products`)).headers.get('x-total-count'), '1', 'data intact')
   }),
 )
 
 t.test('filters on dates take RFC 3339 and compare as instants', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const [a] = await seed(api, [productBody({ name: 'a' })])
     const before = new Date(Date.parse(a.created_at) - 1).toISOString()
-    t.same(names(await api.get(`${V1}/products?created_at[gt]=${before}`)), ['a'])
-    t.same(names(await api.get(`${V1}/products?created_at[gt]=${a.created_at}`)), [])
-    t.same(names(await api.get(`${V1}/products?created_at=${a.created_at}`)), ['a'], 'milliseconds are kept')
-    t.same(names(await api.get(`${V1}/products?created_at[lt]=2000-01-01`)), [], 'a date alone is midnight UTC')
+    t.same(names(await admin.get(`${V1}/products?created_at[gt]=${before}`)), ['a'])
+    t.same(names(await admin.get(`${V1}/products?created_at[gt]=${a.created_at}`)), [])
+    t.same(names(await admin.get(`${V1}/products?created_at=${a.created_at}`)), ['a'], 'milliseconds are kept')
+    t.same(names(await admin.get(`${V1}/products?created_at[lt]=2000-01-01`)), [], 'a date alone is midnight UTC')
   }),
 )
 
 t.test('deep pages read the same rows in the same order as shallow ones (deferred join past offset 1000)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await api.db.withSession((s) =>
       s.exec(`INSERT INTO products (id, name, sku, price, status, created_at, updated_at)
               SELECT gen_random_uuid(), 'P' || lpad(i::text, 4, '0'), 'DEEP-' || i, (i % 7) + 0.5,
@@ -197,11 +205,11 @@ t.test('deep pages read the same rows in the same order as shallow ones (deferre
                 FROM generate_series(1, 1030) AS i`),
     )
     const all: string[] = []
-    for (let page = 1; page <= 11; page++) all.push(...names(await api.get(`${V1}/products?sort=price,name&size=100&page=${page}`)))
+    for (let page = 1; page <= 11; page++) all.push(...names(await admin.get(`${V1}/products?sort=price,name&size=100&page=${page}`)))
     t.equal(all.length, 1030)
-    const deep = await api.get(`${V1}/products?sort=price,name&size=20&page=52`)
+    const deep = await admin.get(`${V1}/products?sort=price,name&size=20&page=52`)
     t.same(names(deep), all.slice(1020), 'offset 1020: the last ten, in order')
-    const filtered = await api.get(`${V1}/products?status[in]=draft,active&sort=price,name&size=10&page=102`)
+    const filtered = await admin.get(`${V1}/products?status[in]=draft,active&sort=price,name&size=10&page=102`)
     t.same(names(filtered), all.slice(1010, 1020), 'filtered and sorted too')
     t.equal(filtered.headers.get('x-total-count'), '1030')
   }),
@@ -212,24 +220,25 @@ const linkTo = (res: { headers: Headers }, rel: string) =>
 
 t.test('cursor paging walks the same order as pages, forward and back, with links (keyset)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, Array.from({ length: 45 }, (_, i) => productBody({ name: `C${String(i % 9)}-${String(i).padStart(2, '0')}`, price: (i % 5) + 0.25, status: i % 3 ? 'active' : 'draft' })))
     for (const query of ['sort=price', 'sort=price,name&order=desc,asc', 'status=active&sort=name&order=desc', '']) {
-      const expected = names(await api.get(`${V1}/products?${query}&size=100`))
+      const expected = names(await admin.get(`${V1}/products?${query}&size=100`))
       const forward: string[] = []
-      let res = await api.get(`${V1}/products?${query}&size=20&cursor=`)
+      let res = await admin.get(`${V1}/products?${query}&size=20&cursor=`)
       t.equal(linkTo(res, 'prev'), undefined, `${query}: no prev on the first page`)
       t.equal(res.headers.get('x-total-count'), String(expected.length))
       for (;;) {
         forward.push(...names(res))
         const next = linkTo(res, 'next')
         if (!next) break
-        res = await api.get(next)
+        res = await admin.get(next)
         t.equal(res.status, 200)
       }
       t.same(forward, expected, `${query}: forward through every page, in order, nothing repeated`)
       const backward: string[] = []
       for (let prev = linkTo(res, 'prev'); prev; prev = linkTo(res, 'prev')) {
-        res = await api.get(prev)
+        res = await admin.get(prev)
         backward.unshift(...names(res))
       }
       const lastPageSize = expected.length % 20 || 20
@@ -242,21 +251,22 @@ t.test('cursor paging walks the same order as pages, forward and back, with link
 
 t.test('cursor paging by an enum walks its declared order, forward and back (a 500 before: Prisma has no > on enums; found by fuzzing)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const statuses = ['archived', 'draft', 'active', 'draft', 'archived', 'active', 'draft']
     await seed(api, statuses.map((status, i) => productBody({ name: `E${i}`, status })))
     for (const order of ['asc', 'desc']) {
-      const expected = names(await api.get(`${V1}/products?sort=status,name&order=${order}&size=100`))
+      const expected = names(await admin.get(`${V1}/products?sort=status,name&order=${order}&size=100`))
       const walked: string[] = []
-      let res = await api.get(`${V1}/products?sort=status,name&order=${order}&size=2&cursor=`)
+      let res = await admin.get(`${V1}/products?sort=status,name&order=${order}&size=2&cursor=`)
       for (;;) {
         t.equal(res.status, 200, `sort=status order=${order}`)
         walked.push(...names(res))
         const next = linkTo(res, 'next')
         if (!next) break
-        res = await api.get(next)
+        res = await admin.get(next)
       }
       t.same(walked, expected, `order=${order}: every page in the declared order of status (draft, active, archived)`)
-      const back = await api.get(linkTo(res, 'prev')!)
+      const back = await admin.get(linkTo(res, 'prev')!)
       t.equal(back.status, 200, `order=${order}: and back`)
       t.same(names(back), expected.slice(-(expected.length % 2 || 2) - 2, -(expected.length % 2 || 2)))
     }
@@ -265,15 +275,16 @@ t.test('cursor paging by an enum walks its declared order, forward and back (a 5
 
 t.test('a cursor that is not for this list, or with page, is a 400 naming it', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     await seed(api, Array.from({ length: 3 }, () => productBody()))
-    const first = await api.get(`${V1}/products?size=1&sort=price&cursor=`)
+    const first = await admin.get(`${V1}/products?size=1&sort=price&cursor=`)
     const next = new URL(linkTo(first, 'next')!, api.origin).searchParams.get('cursor')!
     for (const query of [`cursor=${next}&sort=name`, 'cursor=nonsense', `cursor=${next}&sort=price&page=2`, 'cursor=eyJzIjoxfQ', 'cursor=&cursor=']) {
-      const res = await api.get(`${V1}/products?${query}`)
+      const res = await admin.get(`${V1}/products?${query}`)
       t.equal(res.status, 400, query)
       t.equal(res.body.error.details[0].field, 'cursor', query)
     }
-    t.equal((await api.get(`${V1}/products?sort=price&size=1&cursor=${next}`)).status, 200, 'the same cursor with its own sort works')
+    t.equal((await admin.get(`${V1}/products?sort=price&size=1&cursor=${next}`)).status, 200, 'the same cursor with its own sort works')
   }),
 )
 
@@ -301,6 +312,6 @@ t.test('a forged cursor is a 400 naming it, on a public route, whatever value it
       t.equal(res.body.error.code, 'INVALID_PARAMETER')
       t.same(res.body.error.details.map((d: { field: string }) => d.field), ['cursor'])
     }
-    t.equal((await api.get(`${V1}/products`)).body.length, 1, 'nothing changed')
+    t.equal((await api.admin.get(`${V1}/products`)).body.length, 1, 'nothing changed')
   }),
 )

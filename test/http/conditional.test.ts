@@ -12,8 +12,9 @@ const ETAG = /^"v\d+\.[0-9a-z]+(\.[0-9a-z]+)?"$/
 const LIST_ETAG = /^"[A-Za-z0-9_-]{27}"$/
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
 
+/** A product the admin creates, and the admin's answer. */
 async function product(api: Api, overrides: Record<string, unknown> = {}) {
-  const created = await api.post(`${V1}/products`, productBody(overrides))
+  const created = await api.admin.post(`${V1}/products`, productBody(overrides))
   return { path: `${V1}/products/${created.body.id as string}`, created }
 }
 
@@ -38,10 +39,10 @@ t.test('an item carries a strong ETag and Last-Modified, equal until it changes 
     t.teardown(() => other.close())
     t.equal((await other.inject({ url: path })).headers.etag, etag, 'identical on another instance')
 
-    await api.patch(path, { stock: 7 })
+    await api.admin.patch(path, { stock: 7 })
     const changed = (await api.anonymous.get(path)).headers.get('etag')
     t.not(changed, etag, 'a changed field changes the tag')
-    await api.post(`${path}/reviews`, { rating: 5, title: 'Good' })
+    await api.admin.post(`${path}/reviews`, { rating: 5, title: 'Good' })
     const reviewed = await api.anonymous.get(path)
     t.not(reviewed.headers.get('etag'), changed, 'related data (review_count) changes the tag')
     t.ok(reviewed.body.updated_at > first.body.updated_at, 'and moves updated_at, so Last-Modified follows')
@@ -50,21 +51,22 @@ t.test('an item carries a strong ETag and Last-Modified, equal until it changes 
 
 t.test('If-None-Match: 304 without a body, with the headers of the 200 (CACHE-04, 05, 06)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api)
-    const ok = await api.get(path)
+    const ok = await admin.get(path)
     const etag = ok.headers.get('etag')!
-    const notModified = await api.get(path, { 'if-none-match': etag })
+    const notModified = await admin.get(path, { 'if-none-match': etag })
     t.equal(notModified.status, 304)
     t.equal(notModified.text, '', 'no body')
     for (const name of ['etag', 'cache-control', 'vary', 'last-modified']) {
       t.equal(notModified.headers.get(name), ok.headers.get(name), `the 304 has the 200's ${name}`)
     }
-    t.equal((await api.get(path, { 'if-none-match': `W/${etag}` })).status, 304, 'weak comparison')
-    t.equal((await api.get(path, { 'if-none-match': `"x", ${etag}` })).status, 304, 'a list')
-    t.equal((await api.get(path, { 'if-none-match': '*' })).status, 304, '* matches an existing item')
-    t.equal((await api.get(path, { 'if-none-match': '"other"' })).status, 200, 'no match: 200')
+    t.equal((await admin.get(path, { 'if-none-match': `W/${etag}` })).status, 304, 'weak comparison')
+    t.equal((await admin.get(path, { 'if-none-match': `"x", ${etag}` })).status, 304, 'a list')
+    t.equal((await admin.get(path, { 'if-none-match': '*' })).status, 304, '* matches an existing item')
+    t.equal((await admin.get(path, { 'if-none-match': '"other"' })).status, 200, 'no match: 200')
     const future = new Date(Date.now() + 3_600_000).toUTCString()
-    const both = await api.get(path, { 'if-none-match': '"other"', 'if-modified-since': future })
+    const both = await admin.get(path, { 'if-none-match': '"other"', 'if-modified-since': future })
     t.equal(both.status, 200, 'If-None-Match decides; If-Modified-Since is then ignored')
     t.same(both.body, ok.body)
   }),
@@ -72,19 +74,20 @@ t.test('If-None-Match: 304 without a body, with the headers of the 200 (CACHE-04
 
 t.test('If-Modified-Since (CACHE-07, 08)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api)
-    const ok = await api.get(path)
+    const ok = await admin.get(path)
     const lastModified = ok.headers.get('last-modified')!
-    t.equal((await api.get(path, { 'if-modified-since': lastModified })).status, 304, 'its own Last-Modified sent back: 304')
-    t.equal((await api.get(path, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() })).status, 304, 'later: 304')
-    t.equal((await api.get(path, { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status, 200, 'earlier: 200')
+    t.equal((await admin.get(path, { 'if-modified-since': lastModified })).status, 304, 'its own Last-Modified sent back: 304')
+    t.equal((await admin.get(path, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() })).status, 304, 'later: 304')
+    t.equal((await admin.get(path, { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status, 200, 'earlier: 200')
     for (const date of ['yesterday-ish', '2099', '0', '2099-01-01T00:00:00Z']) {
-      t.equal((await api.get(path, { 'if-modified-since': date })).status, 200, `not an HTTP date, ignored: ${date}`)
+      t.equal((await admin.get(path, { 'if-modified-since': date })).status, 200, `not an HTTP date, ignored: ${date}`)
     }
     const later = new Date(Date.now() + 60_000)
     const rfc850 = later.toUTCString().replace(/^(\w{3}), (\d{2}) (\w{3}) \d{2}(\d{2})/, (_m, _d, day, month, year) => `Sunday, ${day}-${month}-${year}`)
-    t.equal((await api.get(path, { 'if-modified-since': rfc850 })).status, 304, `the obsolete RFC 850 form: ${rfc850}`)
-    const patched = await api.patch(path, { stock: 3 }, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() })
+    t.equal((await admin.get(path, { 'if-modified-since': rfc850 })).status, 304, `the obsolete RFC 850 form: ${rfc850}`)
+    const patched = await admin.patch(path, { stock: 3 }, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() })
     t.equal(patched.status, 200, 'ignored on a write')
     t.equal(patched.body.stock, 3)
   }),
@@ -92,144 +95,151 @@ t.test('If-Modified-Since (CACHE-07, 08)', (t) =>
 
 t.test('HEAD answers as GET does: validators, 304 (RFC 9110 §9.3.2)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api)
-    const etag = (await api.get(path)).headers.get('etag')!
-    const head = await api.request('HEAD', path)
+    const etag = (await admin.get(path)).headers.get('etag')!
+    const head = await admin.request('HEAD', path)
     t.equal(head.status, 200)
     t.equal(head.headers.get('etag'), etag)
-    t.equal((await api.request('HEAD', path, { headers: { 'if-none-match': etag } })).status, 304)
-    const list = await api.get(`${V1}/products`)
-    t.equal((await api.request('HEAD', `${V1}/products`, { headers: { 'if-none-match': list.headers.get('etag')! } })).status, 304)
+    t.equal((await admin.request('HEAD', path, { headers: { 'if-none-match': etag } })).status, 304)
+    const list = await admin.get(`${V1}/products`)
+    t.equal((await admin.request('HEAD', `${V1}/products`, { headers: { 'if-none-match': list.headers.get('etag')! } })).status, 304)
   }),
 )
 
 t.test('preconditions never hide other outcomes (CACHE-09)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const missing = `${V1}/products/0190d8a0-0000-7000-8000-000000000000`
-    t.equal((await api.get(missing, { 'if-none-match': '*' })).status, 404)
-    t.equal((await api.patch(missing, { stock: 1 }, { 'if-match': '*' })).status, 404)
+    t.equal((await admin.get(missing, { 'if-none-match': '*' })).status, 404)
+    t.equal((await admin.patch(missing, { stock: 1 }, { 'if-match': '*' })).status, 404)
     const { path } = await product(api)
-    const etag = (await api.get(path)).headers.get('etag')!
-    const invalid = await api.patch(path, { stock: -1 }, { 'if-match': '"stale"' })
+    const etag = (await admin.get(path)).headers.get('etag')!
+    const invalid = await admin.patch(path, { stock: -1 }, { 'if-match': '"stale"' })
     t.equal(invalid.status, 422, 'an invalid body is a 422 before a failed precondition')
-    t.equal((await api.patch(path, { stock: 1 }, { 'if-match': etag })).status, 200)
+    t.equal((await admin.patch(path, { stock: 1 }, { 'if-match': etag })).status, 200)
   }),
 )
 
 t.test('If-Match and If-Unmodified-Since on writes: 412 and nothing written (CACHE-10, 11, 12, 13)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api, { stock: 1 })
-    let current = await api.get(path)
+    let current = await admin.get(path)
     let etag = current.headers.get('etag')!
 
-    const stale = await api.patch(path, { stock: 2 }, { 'if-match': '"stale"' })
+    const stale = await admin.patch(path, { stock: 2 }, { 'if-match': '"stale"' })
     t.equal(stale.status, 412)
     t.equal(stale.body.error.code, 'PRECONDITION_FAILED')
     t.equal(stale.headers.get('content-location'), null, 'an error is not the item\'s representation')
-    const failedRead = await api.get(path, { 'if-match': '"stale"' })
+    const failedRead = await admin.get(path, { 'if-match': '"stale"' })
     t.equal(failedRead.status, 412, 'If-Match on a GET')
     t.equal(failedRead.headers.get('cache-control'), 'no-store', 'an error is never cacheable')
     t.equal(failedRead.headers.get('etag'), null)
-    const identity = await api.put(path, { ...current.body, id: '0190d8a0-0000-7000-8000-000000000000' }, { 'if-match': '"stale"' })
+    const identity = await admin.put(path, { ...current.body, id: '0190d8a0-0000-7000-8000-000000000000' }, { 'if-match': '"stale"' })
     t.equal(identity.status, 422, 'a PUT changing the id is a 422 before a 412')
-    t.equal((await api.patch(path, { stock: 2 }, { 'if-match': `W/${etag}` })).status, 412, 'a weak tag never matches strongly')
-    t.equal((await api.get(path)).body.stock, 1, 'nothing was written')
+    t.equal((await admin.patch(path, { stock: 2 }, { 'if-match': `W/${etag}` })).status, 412, 'a weak tag never matches strongly')
+    t.equal((await admin.get(path)).body.stock, 1, 'nothing was written')
 
-    const written = await api.patch(path, { stock: 2 }, { 'if-match': `"x", ${etag}` })
+    const written = await admin.patch(path, { stock: 2 }, { 'if-match': `"x", ${etag}` })
     t.equal(written.status, 200, 'a list with the current tag')
-    t.equal((await api.patch(path, { stock: 3 }, { 'if-match': etag })).status, 412, 'the tag it replaced is now stale')
-    t.equal((await api.patch(path, { stock: 3 }, { 'if-match': '*' })).status, 200, '* matches any current item')
+    t.equal((await admin.patch(path, { stock: 3 }, { 'if-match': etag })).status, 412, 'the tag it replaced is now stale')
+    t.equal((await admin.patch(path, { stock: 3 }, { 'if-match': '*' })).status, 200, '* matches any current item')
 
-    current = await api.get(path)
+    current = await admin.get(path)
     const before = 'Thu, 01 Jan 2015 00:00:00 GMT'
-    t.equal((await api.patch(path, { stock: 4 }, { 'if-unmodified-since': before })).status, 412, 'modified since: 412')
-    t.equal((await api.patch(path, { stock: 4 }, { 'if-unmodified-since': current.headers.get('last-modified')! })).status, 200, 'unmodified since its Last-Modified')
-    etag = (await api.get(path)).headers.get('etag')!
-    t.equal((await api.patch(path, { stock: 5 }, { 'if-match': etag, 'if-unmodified-since': before })).status, 200, 'If-Match present: If-Unmodified-Since ignored')
-    t.equal((await api.patch(path, { stock: 6 }, { 'if-unmodified-since': 'not a date' })).status, 200, 'an invalid date is ignored')
+    t.equal((await admin.patch(path, { stock: 4 }, { 'if-unmodified-since': before })).status, 412, 'modified since: 412')
+    t.equal((await admin.patch(path, { stock: 4 }, { 'if-unmodified-since': current.headers.get('last-modified')! })).status, 200, 'unmodified since its Last-Modified')
+    etag = (await admin.get(path)).headers.get('etag')!
+    t.equal((await admin.patch(path, { stock: 5 }, { 'if-match': etag, 'if-unmodified-since': before })).status, 200, 'If-Match present: If-Unmodified-Since ignored')
+    t.equal((await admin.patch(path, { stock: 6 }, { 'if-unmodified-since': 'not a date' })).status, 200, 'an invalid date is ignored')
 
     const body = { ...productBody(), stock: 9 }
-    t.equal((await api.put(path, body, { 'if-none-match': '*' })).status, 412, 'PUT with If-None-Match: * on an existing item')
+    t.equal((await admin.put(path, body, { 'if-none-match': '*' })).status, 412, 'PUT with If-None-Match: * on an existing item')
     const fresh = new Date(Date.now() + 60_000).toUTCString()
-    t.equal((await api.put(path, body, { 'if-match': '"stale"', 'if-unmodified-since': fresh })).status, 412, 'If-Match is evaluated first')
-    t.equal((await api.get(path)).body.stock, 6, 'none of the refused writes wrote')
+    t.equal((await admin.put(path, body, { 'if-match': '"stale"', 'if-unmodified-since': fresh })).status, 412, 'If-Match is evaluated first')
+    t.equal((await admin.get(path)).body.stock, 6, 'none of the refused writes wrote')
 
-    const deleted = await api.delete(path, { 'if-match': '"stale"' })
+    const deleted = await admin.delete(path, { 'if-match': '"stale"' })
     t.equal(deleted.status, 412, 'a stale DELETE')
-    t.equal((await api.get(path)).status, 200, 'the item is still there')
-    t.equal((await api.delete(path, { 'if-match': (await api.get(path)).headers.get('etag')! })).status, 204)
-    t.equal((await api.get(path)).status, 404)
+    t.equal((await admin.get(path)).status, 200, 'the item is still there')
+    t.equal((await admin.delete(path, { 'if-match': (await admin.get(path)).headers.get('etag')! })).status, 204)
+    t.equal((await admin.get(path)).status, 404)
   }),
 )
 
 t.test('writes answer with the new validators and Content-Location (CACHE-14)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path, created } = await product(api)
     t.match(created.headers.get('etag'), ETAG)
     t.ok(created.headers.get('last-modified'))
-    t.equal(created.headers.get('etag'), (await api.get(path)).headers.get('etag'), 'the 201 has the tag a GET then gives')
-    const patched = await api.patch(path, { stock: 11 })
-    t.equal(patched.headers.get('etag'), (await api.get(path)).headers.get('etag'))
+    t.equal(created.headers.get('etag'), (await admin.get(path)).headers.get('etag'), 'the 201 has the tag a GET then gives')
+    const patched = await admin.patch(path, { stock: 11 })
+    t.equal(patched.headers.get('etag'), (await admin.get(path)).headers.get('etag'))
     t.equal(patched.headers.get('content-location'), path)
-    const replaced = await api.put(path, { ...productBody(), stock: 12 })
-    t.equal(replaced.headers.get('etag'), (await api.get(path)).headers.get('etag'))
+    const replaced = await admin.put(path, { ...productBody(), stock: 12 })
+    t.equal(replaced.headers.get('etag'), (await admin.get(path)).headers.get('etag'))
     t.equal(replaced.headers.get('content-location'), path)
-    const unchanged = await api.patch(path, { stock: 12 })
+    const unchanged = await admin.patch(path, { stock: 12 })
     t.equal(unchanged.headers.get('etag'), replaced.headers.get('etag'), 'a write that changes nothing keeps the tag')
   }),
 )
 
 t.test('Cache-Control and Vary (CACHE-15, 16, 17)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api)
     const anonymous = await api.anonymous.get(path)
     t.equal(anonymous.headers.get('cache-control'), 'public, max-age=60', 'anonymous product reads are cacheable')
     t.match(anonymous.headers.get('vary'), /Accept/)
     t.match(anonymous.headers.get('vary'), /Authorization, Cookie/, 'and vary on credentials')
     t.equal((await api.anonymous.get(`${V1}/products`)).headers.get('cache-control'), 'public, max-age=60')
-    t.equal((await api.get(path)).headers.get('cache-control'), 'no-store', 'never public with a bearer token')
+    t.equal((await admin.get(path)).headers.get('cache-control'), 'no-store', 'never public with a bearer token')
     // With a cookie (even one that names no session): never public. Bearer tokens: test/auth/tokens.test.ts.
-    t.equal((await api.get(path, { cookie: 'session=x' })).headers.get('cache-control'), 'no-store', 'never public with a cookie')
-    t.equal((await api.get(`${path}/reviews`)).headers.get('cache-control'), 'no-store', 'reviews declare no caching')
-    t.equal((await api.patch(path, { stock: 1 })).headers.get('cache-control'), 'no-store', 'writes')
-    t.equal((await api.get(`${V1}/products/nope`)).headers.get('cache-control'), 'no-store', '404')
-    t.equal((await api.request('PATCH', `${V1}/products`, { body: {} })).headers.get('cache-control'), 'no-store', '405')
+    t.equal((await api.as({ cookie: 'session=x' }).get(path)).headers.get('cache-control'), 'no-store', 'never public with a cookie')
+    t.equal((await admin.get(`${path}/reviews`)).headers.get('cache-control'), 'no-store', 'reviews declare no caching')
+    t.equal((await admin.patch(path, { stock: 1 })).headers.get('cache-control'), 'no-store', 'writes')
+    t.equal((await admin.get(`${V1}/products/nope`)).headers.get('cache-control'), 'no-store', '404')
+    t.equal((await admin.request('PATCH', `${V1}/products`, { body: {} })).headers.get('cache-control'), 'no-store', '405')
   }),
 )
 
 t.test('list pages carry an ETag of their items, total and links (CACHE-19)', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const { path } = await product(api, { name: 'a' })
     await product(api, { name: 'b' })
     const url = `${V1}/products?sort=name&size=1`
-    const page = await api.get(url)
+    const page = await admin.get(url)
     const etag = page.headers.get('etag')!
     t.match(etag, LIST_ETAG)
     t.equal(page.headers.get('last-modified'), null, 'a list has no Last-Modified')
-    t.equal((await api.get(url, { 'if-none-match': etag })).status, 304)
-    t.equal((await api.get(`${V1}/products?sort=name&size=2`)).headers.get('etag') === etag, false, 'another page, another tag')
+    t.equal((await admin.get(url, { 'if-none-match': etag })).status, 304)
+    t.equal((await admin.get(`${V1}/products?sort=name&size=2`)).headers.get('etag') === etag, false, 'another page, another tag')
     await product(api, { name: 'c' })
-    const grown = await api.get(url)
+    const grown = await admin.get(url)
     t.same(grown.body, page.body, 'the same item on the page')
     t.not(grown.headers.get('etag'), etag, 'but a new total and last link: a new tag')
-    await api.patch(path, { price: 99 })
-    t.not((await api.get(url)).headers.get('etag'), grown.headers.get('etag'), 'an item on the page changed')
+    await admin.patch(path, { price: 99 })
+    t.not((await admin.get(url)).headers.get('etag'), grown.headers.get('etag'), 'an item on the page changed')
   }),
 )
 
 t.test('one version of an item, one writer: parallel If-Match writes (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
   const api = await startApi(t, 'postgres')
+  const admin = api.admin
   const { path } = await product(api, { stock: 0 })
-  const etag = (await api.get(path)).headers.get('etag')!
+  const etag = (await admin.get(path)).headers.get('etag')!
   const writers = 8
-  const results = await Promise.all(Array.from({ length: writers }, (_, i) => api.patch(path, { stock: i + 1 }, { 'if-match': etag })))
+  const results = await Promise.all(Array.from({ length: writers }, (_, i) => admin.patch(path, { stock: i + 1 }, { 'if-match': etag })))
   const statuses = results.map((r) => r.status).sort()
   t.same(statuses, [200, ...Array(writers - 1).fill(412)], 'exactly one succeeds')
   const winner = results.find((r) => r.status === 200)!
-  t.equal((await api.get(path)).body.stock, winner.body.stock, 'and its value is the one stored')
+  t.equal((await admin.get(path)).body.stock, winner.body.stock, 'and its value is the one stored')
 
-  const next = (await api.get(path)).headers.get('etag')!
-  const deletes = await Promise.all(Array.from({ length: 4 }, () => api.delete(path, { 'if-match': next })))
+  const next = (await admin.get(path)).headers.get('etag')!
+  const deletes = await Promise.all(Array.from({ length: 4 }, () => admin.delete(path, { 'if-match': next })))
   const deleted = deletes.map((r) => r.status)
   t.equal(deleted.filter((s) => s === 204).length, 1, 'one conditional delete removes it')
   t.ok(deleted.every((s) => s === 204 || s === 404 || s === 412), 'the others find it gone or changed')
@@ -238,14 +248,15 @@ t.test('one version of an item, one writer: parallel If-Match writes (PostgreSQL
 t.test('a collection can require If-Match: 428 without it (orders will)', async (t) => {
   const guarded = defineCollection({ ...products.options, requireIfMatch: true })
   const api = await startApi(t, databaseKinds()[0]!, undefined, { collections: [guarded, reviews] })
+  const admin = api.admin
   const { path } = await product(api)
-  const missing = await api.patch(path, { stock: 1 })
+  const missing = await admin.patch(path, { stock: 1 })
   t.equal(missing.status, 428)
   t.equal(missing.body.error.code, 'PRECONDITION_REQUIRED')
-  t.equal((await api.delete(path)).status, 428)
-  t.equal((await api.put(path, productBody())).status, 428)
-  t.equal((await api.patch(path, { stock: -1 })).status, 422, 'validation comes first')
-  t.equal((await api.patch(`${V1}/products/0190d8a0-0000-7000-8000-000000000000`, { stock: 1 })).status, 404, 'and the item must exist')
-  const etag = (await api.get(path)).headers.get('etag')!
-  t.equal((await api.patch(path, { stock: 1 }, { 'if-match': etag })).status, 200)
+  t.equal((await admin.delete(path)).status, 428)
+  t.equal((await admin.put(path, productBody())).status, 428)
+  t.equal((await admin.patch(path, { stock: -1 })).status, 422, 'validation comes first')
+  t.equal((await admin.patch(`${V1}/products/0190d8a0-0000-7000-8000-000000000000`, { stock: 1 })).status, 404, 'and the item must exist')
+  const etag = (await admin.get(path)).headers.get('etag')!
+  t.equal((await admin.patch(path, { stock: 1 }, { 'if-match': etag })).status, 200)
 })

@@ -10,11 +10,12 @@ const corsHeaders = (headers: Headers) => [...headers.keys()].filter((name) => n
 
 t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
   const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { corsOrigins: [ALLOWED, 'https://admin.test'] } })
-  const created = await api.post(`${V1}/products`, productBody())
+  const admin = api.admin
+  const created = await admin.post(`${V1}/products`, productBody())
   const item = `${V1}/products/${created.body.id as string}`
 
   t.test('an allowed origin is echoed, with credentials and the exposed headers (CORS-01, 03, 08)', async (t) => {
-    const res = await api.get(`${V1}/products`, { origin: ALLOWED })
+    const res = await admin.get(`${V1}/products`, { origin: ALLOWED })
     t.equal(res.headers.get('access-control-allow-origin'), ALLOWED, 'that exact origin, never *')
     t.equal(res.headers.get('access-control-allow-credentials'), 'true')
     t.match(res.headers.get('vary'), /Origin/)
@@ -22,21 +23,21 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
     for (const name of ['ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id', 'Retry-After', 'Deprecation', 'Sunset', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']) {
       t.ok(exposed.includes(name), `exposes ${name}`)
     }
-    t.equal((await api.get(item, { origin: 'https://admin.test' })).headers.get('access-control-allow-origin'), 'https://admin.test')
+    t.equal((await admin.get(item, { origin: 'https://admin.test' })).headers.get('access-control-allow-origin'), 'https://admin.test')
   })
 
   t.test('any other origin gets no CORS header, and Vary: Origin (CORS-02, 04)', async (t) => {
     for (const origin of ['http://evil.test', 'null', `${ALLOWED}/`, 'http://shop.test', 'HTTP://SHOP.TEST:5173']) {
-      const res = await api.get(item, { origin })
+      const res = await admin.get(item, { origin })
       t.same(corsHeaders(res.headers), [], `Origin: ${origin}`)
       t.match(res.headers.get('vary'), /Origin/)
     }
-    t.same(corsHeaders((await api.get(item)).headers), [], 'no Origin, no CORS headers')
+    t.same(corsHeaders((await admin.get(item)).headers), [], 'no Origin, no CORS headers')
   })
 
   t.test('a preflight: 204 with the methods of that path, the headers, Max-Age (CORS-05, 06, 07, 10)', async (t) => {
     const preflight = (path: string, method: string, origin = ALLOWED) =>
-      api.request('OPTIONS', path, {
+      admin.request('OPTIONS', path, {
         headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, authorization, if-match' },
       })
     const res = await preflight(item, 'PATCH')
@@ -58,7 +59,7 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
   })
 
   t.test('an OPTIONS that is no preflight still answers Allow', async (t) => {
-    const res = await api.request('OPTIONS', item, { headers: { origin: ALLOWED } })
+    const res = await admin.request('OPTIONS', item, { headers: { origin: ALLOWED } })
     t.equal(res.status, 204)
     t.match(res.headers.get('allow'), /PATCH/)
     t.equal(res.headers.get('access-control-allow-origin'), ALLOWED)
@@ -69,11 +70,11 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
     t.equal(redirect.status, 301)
     t.equal(redirect.headers.get('access-control-allow-origin'), ALLOWED, 'and redirects')
     for (const res of [
-      await api.post(`${V1}/products/`, productBody(), { origin: ALLOWED }),
-      await api.get(`${V1}/products/nope`, { origin: ALLOWED }),
-      await api.request('POST', item, { headers: { origin: ALLOWED } }),
-      await api.patch(item, { price: -1 }, { origin: ALLOWED }),
-      await api.patch(item, { price: 1 }, { origin: ALLOWED, 'if-match': '"stale"' }),
+      await admin.post(`${V1}/products/`, productBody(), { origin: ALLOWED }),
+      await admin.get(`${V1}/products/nope`, { origin: ALLOWED }),
+      await admin.request('POST', item, { headers: { origin: ALLOWED } }),
+      await admin.patch(item, { price: -1 }, { origin: ALLOWED }),
+      await admin.patch(item, { price: 1 }, { origin: ALLOWED, 'if-match': '"stale"' }),
     ]) {
       t.ok(res.status >= 400)
       t.equal(res.headers.get('access-control-allow-origin'), ALLOWED, `${res.status}`)
@@ -83,7 +84,7 @@ t.test('CORS for the origins in CORS_ORIGINS', async (t) => {
 
 t.test('without CORS_ORIGINS no origin is allowed', async (t) => {
   const api = await startApi(t, databaseKinds()[0]!)
-  const res = await api.get(`${V1}/products`, { origin: 'http://localhost:5173' })
+  const res = await api.admin.get(`${V1}/products`, { origin: 'http://localhost:5173' })
   t.equal(res.status, 200)
   t.same(corsHeaders(res.headers), [])
 })

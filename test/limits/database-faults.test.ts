@@ -62,7 +62,7 @@ async function waiting(client: pg.Client, count: number): Promise<void> {
 
 t.test('a database that refuses connections: 503 with Retry-After on every path, then recovery without a restart', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
   const api = await startApi(t, 'postgres')
-  const product = (await api.post(`${V1}/products`, productBody())).body
+  const product = (await api.admin.post(`${V1}/products`, productBody())).body
   const password = 'a customer password'
   t.equal((await api.anonymous.post(`${V1}/users`, { email: 'cy@shop.test', name: 'Cy', password })).status, 201)
   const signedIn = await api.anonymous.post(`${V1}/sessions`, { email: 'cy@shop.test', password })
@@ -76,8 +76,8 @@ t.test('a database that refuses connections: 503 with Retry-After on every path,
   const requests: [string, () => Promise<Response<any>>][] = [
     ['a list (Prisma)', () => api.anonymous.get(`${V1}/products?name[contains]=a`)],
     ['an item (by hand)', () => api.anonymous.get(item)],
-    ['a bearer token lookup', () => api.get(`${V1}/tokens`)],
-    ['a write with a token', () => api.patch(item, { price: 2 })],
+    ['a bearer token lookup', () => api.admin.get(`${V1}/tokens`)],
+    ['a write with a token', () => api.admin.patch(item, { price: 2 })],
     ['a session lookup', () => api.as({ cookie }).get(`${V1}/sessions/current`)],
     ['a sign-in', () => api.anonymous.post(`${V1}/sessions`, { email: 'cy@shop.test', password })],
     ['a registration (Prisma create)', () => api.anonymous.post(`${V1}/users`, { email: 'dee@shop.test', name: 'Dee', password })],
@@ -94,30 +94,30 @@ t.test('a database that refuses connections: 503 with Retry-After on every path,
   t.equal((await api.anonymous.get('/readyz')).status, 200, 'back: ready')
   t.equal((await api.anonymous.get(item)).status, 200, 'back: an item')
   t.equal((await api.anonymous.get(`${V1}/products`)).status, 200, 'back: a list')
-  t.equal((await api.patch(item, { price: 2 })).status, 200, 'back: a write')
+  t.equal((await api.admin.patch(item, { price: 2 })).status, 200, 'back: a write')
   t.equal((await api.as({ cookie }).get(`${V1}/sessions/current`)).status, 200, 'back: the session still works')
 })
 
 t.test('a statement past STATEMENT_TIMEOUT_MS is cancelled: 503, nothing written, the connection usable', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
   const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 300 })
-  const product = (await api.post(`${V1}/products`, productBody())).body
+  const product = (await api.admin.post(`${V1}/products`, productBody())).body
   const item = `${V1}/products/${product.id}`
   const locker = await connection(t, databaseUrl(api))
   await locker.query('BEGIN')
   await locker.query('SELECT 1 FROM products WHERE id = $1 FOR UPDATE', [product.id])
-  assertUnavailable(t, await api.patch(item, { name: 'changed' }), 'an update waiting on a row lock')
-  assertUnavailable(t, await api.delete(item), 'a delete waiting on a row lock')
+  assertUnavailable(t, await api.admin.patch(item, { name: 'changed' }), 'an update waiting on a row lock')
+  assertUnavailable(t, await api.admin.delete(item), 'a delete waiting on a row lock')
   await locker.query('LOCK TABLE products IN ACCESS EXCLUSIVE MODE')
   assertUnavailable(t, await api.anonymous.get(`${V1}/products`), 'a list waiting on a table lock')
   await locker.query('ROLLBACK')
-  const read = await api.get(item)
+  const read = await api.admin.get(item)
   t.equal(read.status, 200, 'the same connections serve again')
   t.equal(read.body.name, product.name, 'the cancelled update wrote nothing')
 })
 
 t.test('a full pool that frees no connection within 2 s: 503; the requests holding it finish', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
   const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 60_000, config: { limits: { requestTimeoutMs: 60_000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0 } } } as Partial<Config> })
-  await api.post(`${V1}/products`, productBody())
+  await api.admin.post(`${V1}/products`, productBody())
   const locker = await connection(t, databaseUrl(api))
   await locker.query('BEGIN')
   await locker.query('LOCK TABLE products IN ACCESS EXCLUSIVE MODE')
@@ -132,7 +132,7 @@ t.test('a full pool that frees no connection within 2 s: 503; the requests holdi
 t.test('a request past REQUEST_TIMEOUT_MS: 503 with Retry-After, and no write starts after it', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
   const limits = { requestTimeoutMs: 300, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0 } }
   const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 60_000, config: { limits } })
-  await api.post(`${V1}/products`, productBody())
+  await api.admin.post(`${V1}/products`, productBody())
   const locker = await connection(t, databaseUrl(api))
   await locker.query('BEGIN')
   await locker.query('LOCK TABLE products IN ACCESS EXCLUSIVE MODE')
@@ -142,14 +142,14 @@ t.test('a request past REQUEST_TIMEOUT_MS: 503 with Retry-After, and no write st
   await locker.query('COMMIT')
 
   // An item for an order: the order is read (and waits on a lock) before the insert would start.
-  const product = (await api.post(`${V1}/products`, productBody({ status: 'active' }))).body
-  const order = (await api.post(`${V1}/orders`, {})).body
+  const product = (await api.admin.post(`${V1}/products`, productBody({ status: 'active' }))).body
+  const order = (await api.admin.post(`${V1}/orders`, {})).body
   await locker.query('BEGIN')
   await locker.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE')
   const settled = handlerSettled('POST', /\/items$/)
-  assertUnavailable(t, await api.post(`${V1}/orders/${order.id}/items`, { product_id: product.id, quantity: 1 }), 'an item create waiting on a lock')
+  assertUnavailable(t, await api.admin.post(`${V1}/orders/${order.id}/items`, { product_id: product.id, quantity: 1 }), 'an item create waiting on a lock')
   await locker.query('COMMIT')
   // The handler goes on once the lock is gone, and stops before its insert.
   t.match(await settled, { code: 'SERVICE_UNAVAILABLE', message: /before its write could start/ }, 'the handler stopped short of its write')
-  t.same((await api.get(`${V1}/orders/${order.id}/items`)).body, [], 'no insert started after the 503')
+  t.same((await api.admin.get(`${V1}/orders/${order.id}/items`)).body, [], 'no insert started after the 503')
 })

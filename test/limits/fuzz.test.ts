@@ -50,7 +50,7 @@ async function seed(api: Api): Promise<{ targets: Targets; credentials: Credenti
     productBody({ status: 'archived' }),
   ]
   const products: string[] = []
-  for (const body of productBodies) products.push(await created(api.post(`${V1}/products`, body)))
+  for (const body of productBodies) products.push(await created(api.admin.post(`${V1}/products`, body)))
   const skus = productBodies.map((body) => body.sku as string)
   const reviews: [string, string][] = [
     [products[0]!, await created(user.api.post(`${V1}/products/${products[0]}/reviews`, { rating: 4, title: 'Good', body: 'Fine mug' }))],
@@ -64,7 +64,7 @@ async function seed(api: Api): Promise<{ targets: Targets; credentials: Credenti
   ]
   const items: [string, string][] = []
   for (const [order, product, quantity] of [[0, 0, 2], [0, 1, 1], [1, 0, 3], [2, 1, 1]] as const) {
-    items.push([orders[order]!, await created(api.post(`${V1}/orders/${orders[order]}/items`, { product_id: products[product], quantity }))])
+    items.push([orders[order]!, await created(api.admin.post(`${V1}/orders/${orders[order]}/items`, { product_id: products[product], quantity }))])
   }
   // Orders change state only inside the service for now: a paid order's items are a 409 STATE_CONFLICT.
   await api.db.query("UPDATE orders SET status = 'paid' WHERE id = $1", [orders[1]])

@@ -6,30 +6,32 @@ import { startApi, eachDatabase, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 
-const count = async (api: Api, sku: string) => (await api.get(`${V1}/products?sku=${sku}`)).body.length
+/** Products with this sku, as the admin lists them. */
+const count = async (api: Api, sku: string) => (await api.admin.get(`${V1}/products?sku=${sku}`)).body.length
 
 t.test('a retry with the same key and payload gets the same answer, replayed, and writes nothing', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const body = productBody()
     const key = { 'idempotency-key': '8e03978e-40d5-43e8-bc93-6894a57f9324' }
-    const first = await api.post(`${V1}/products`, body, key)
+    const first = await admin.post(`${V1}/products`, body, key)
     t.equal(first.status, 201)
     t.equal(first.headers.get('idempotent-replayed'), null, 'the first answer is not a replay')
-    const again = await api.post(`${V1}/products`, body, key)
+    const again = await admin.post(`${V1}/products`, body, key)
     t.equal(again.status, 201, 'the same status')
     t.equal(again.headers.get('idempotent-replayed'), 'true')
     t.same(again.body, first.body, 'the same body: the same item')
     for (const name of ['location', 'etag', 'last-modified', 'content-type']) t.equal(again.headers.get(name), first.headers.get(name), name)
     t.ok(again.headers.get('x-request-id') !== first.headers.get('x-request-id'), 'a request of its own')
     t.equal(await count(api, body.sku as string), 1, 'one row')
-    const quoted = await api.post(`${V1}/products`, body, { 'idempotency-key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' })
+    const quoted = await admin.post(`${V1}/products`, body, { 'idempotency-key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' })
     t.equal(quoted.headers.get('idempotent-replayed'), 'true', 'the draft’s quoted form is the same key')
 
     // An answer that was an error is replayed as well: the retry learns the same.
     const duplicate = { ...productBody(), sku: body.sku }
-    const taken = await api.post(`${V1}/products`, duplicate, { 'idempotency-key': 'sku-taken' })
+    const taken = await admin.post(`${V1}/products`, duplicate, { 'idempotency-key': 'sku-taken' })
     t.equal(taken.status, 409)
-    const takenAgain = await api.post(`${V1}/products`, duplicate, { 'idempotency-key': 'sku-taken' })
+    const takenAgain = await admin.post(`${V1}/products`, duplicate, { 'idempotency-key': 'sku-taken' })
     t.equal(takenAgain.status, 409)
     t.equal(takenAgain.headers.get('idempotent-replayed'), 'true')
     t.same(takenAgain.body, taken.body)
@@ -37,9 +39,9 @@ t.test('a retry with the same key and payload gets the same answer, replayed, an
     // The vendor media type is kept too.
     const vendor = { 'idempotency-key': 'vendor-1', accept: 'application/vnd.resourceful.v1+json' }
     const vendorBody = productBody()
-    const typed = await api.post(`${V1}/products`, vendorBody, vendor)
+    const typed = await admin.post(`${V1}/products`, vendorBody, vendor)
     t.match(typed.headers.get('content-type'), /^application\/vnd\.resourceful\.v1\+json/)
-    const replayed = await api.post(`${V1}/products`, vendorBody, vendor)
+    const replayed = await admin.post(`${V1}/products`, vendorBody, vendor)
     t.equal(replayed.headers.get('idempotent-replayed'), 'true')
     t.equal(replayed.headers.get('content-type'), typed.headers.get('content-type'), 'the media type it was sent as')
   }),
@@ -47,18 +49,19 @@ t.test('a retry with the same key and payload gets the same answer, replayed, an
 
 t.test('the same key with another payload, method path or body, is 422; a malformed key is 400', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const key = { 'idempotency-key': 'order-1' }
-    t.equal((await api.post(`${V1}/products`, productBody(), key)).status, 201)
-    const other = await api.post(`${V1}/products`, productBody(), key)
+    t.equal((await admin.post(`${V1}/products`, productBody(), key)).status, 201)
+    const other = await admin.post(`${V1}/products`, productBody(), key)
     t.equal(other.status, 422)
     t.equal(other.body.error.code, 'IDEMPOTENCY_KEY_REUSED')
-    t.equal((await api.post(`${V1}/orders`, {}, key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another path')
+    t.equal((await admin.post(`${V1}/orders`, {}, key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another path')
     for (const bad of ['', 'x'.repeat(256), 'with space', 'tab\there', 'é']) {
-      const res = await api.post(`${V1}/products`, productBody(), { 'idempotency-key': bad })
+      const res = await admin.post(`${V1}/products`, productBody(), { 'idempotency-key': bad })
       t.equal(res.status, 400, JSON.stringify(bad.slice(0, 20)))
       t.same(res.body.error.details, [{ field: 'Idempotency-Key', reason: 'is not a valid key' }])
     }
-    t.equal((await api.post(`${V1}/products`, productBody(), { 'idempotency-key': 'x'.repeat(255) })).status, 201, '255 characters are fine')
+    t.equal((await admin.post(`${V1}/products`, productBody(), { 'idempotency-key': 'x'.repeat(255) })).status, 201, '255 characters are fine')
   }),
 )
 
@@ -78,15 +81,16 @@ t.test('keys are per caller: another user with the same key makes their own item
 
 t.test('a server-side failure gives the key back: the retry runs again', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     // A failure inside the write, after the key was taken: the insert itself fails.
     await api.db.query("CREATE FUNCTION fail_insert() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$ LANGUAGE plpgsql", [])
     await api.db.query('CREATE TRIGGER fail_insert BEFORE INSERT ON products FOR EACH ROW EXECUTE FUNCTION fail_insert()', [])
     const key = { 'idempotency-key': 'flaky' }
     const body = productBody()
-    t.equal((await api.post(`${V1}/products`, body, key)).status, 500)
+    t.equal((await admin.post(`${V1}/products`, body, key)).status, 500)
     t.same(await api.db.query("SELECT key FROM idempotency_keys WHERE key = 'flaky'", []), [], 'the key was given back')
     await api.db.query('DROP TRIGGER fail_insert ON products', [])
-    const retry = await api.post(`${V1}/products`, body, key)
+    const retry = await admin.post(`${V1}/products`, body, key)
     t.equal(retry.status, 201, 'the retry ran')
     t.equal(retry.headers.get('idempotent-replayed'), null)
   }),
@@ -116,20 +120,21 @@ t.test('while the first is in flight, 409; when it ends, the retry gets its answ
   const retry = await onB.post(`${V1}/orders`, { note: 'slow' }, key)
   t.equal(retry.headers.get('idempotent-replayed'), 'true', 'another instance replays it')
   t.same(retry.body, done.body)
-  t.equal((await a.get(`${V1}/orders`)).body.length, 1, 'one order')
+  t.equal((await a.admin.get(`${V1}/orders`)).body.length, 1, 'one order')
 })
 
 t.test('a key left in flight by a process that died is taken over once its lease ends, by the same request only', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const body = productBody()
     const key = { 'idempotency-key': 'crashed' }
-    t.equal((await api.post(`${V1}/products`, body, key)).status, 201)
+    t.equal((await admin.post(`${V1}/products`, body, key)).status, 201)
     // As a process killed between its claim and its answer leaves it.
     await api.db.query("UPDATE idempotency_keys SET status = NULL, headers = NULL, body = NULL, locked_until = now() + interval '1 minute'", [])
-    t.equal((await api.post(`${V1}/products`, body, key)).status, 409, 'in flight while its lease runs')
+    t.equal((await admin.post(`${V1}/products`, body, key)).status, 409, 'in flight while its lease runs')
     await api.db.query("UPDATE idempotency_keys SET locked_until = now() - interval '1 second'", [])
-    t.equal((await api.post(`${V1}/products`, productBody(), key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another request may not take it')
-    const retried = await api.post(`${V1}/products`, body, key)
+    t.equal((await admin.post(`${V1}/products`, productBody(), key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another request may not take it')
+    const retried = await admin.post(`${V1}/products`, body, key)
     t.equal(retried.status, 409, 'the same request runs again (and meets its own first write: the SKU is taken)')
     t.equal(retried.body.error.code, 'CONFLICT')
   }),
@@ -137,10 +142,11 @@ t.test('a key left in flight by a process that died is taken over once its lease
 
 t.test('a key older than 24 hours is forgotten, and pruned', (t) =>
   eachDatabase(t, async (t, api) => {
+    const admin = api.admin
     const key = { 'idempotency-key': 'yesterday' }
-    const first = await api.post(`${V1}/products`, productBody(), key)
+    const first = await admin.post(`${V1}/products`, productBody(), key)
     await api.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'", [])
-    const later = await api.post(`${V1}/products`, productBody(), key)
+    const later = await admin.post(`${V1}/products`, productBody(), key)
     t.equal(later.status, 201, 'a new request, not a replay nor a reuse')
     t.not(later.body.id, first.body.id)
     await api.db.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'", [])
