@@ -8,7 +8,7 @@ const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 const ALLOWED = 'https://shop.example'
 
 t.test('an unsafe request with the session cookie from another site is 403', async (t) => {
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, admin: ADMIN }, corsOrigins: [ALLOWED] }, credentials: 'none' })
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...testConfig().auth, admin: ADMIN }, corsOrigins: [ALLOWED] } })
   const cookie = (await api.post(`${V1}/sessions`, ADMIN)).headers.get('set-cookie')!.split(';', 1)[0]!
   const issue = (headers: Record<string, string>) => api.post(`${V1}/tokens`, { name: 'x' }, { cookie, ...headers })
 

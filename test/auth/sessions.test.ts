@@ -16,7 +16,7 @@ async function signIn(api: Api, email = ADMIN.email, password = ADMIN.password) 
 
 for (const kind of databaseKinds()) {
   t.test(`${kind}: sessions`, async (t) => {
-    const api = await startApi(t, kind, undefined, { config: { auth }, credentials: 'none' })
+    const api = await startApi(t, kind, undefined, { config: { auth } })
 
     t.test('a failed sign-in: 401, the same for an unknown email and a wrong password', async (t) => {
       const wrong = await signIn(api, ADMIN.email, 'not the password')
@@ -91,6 +91,6 @@ for (const kind of databaseKinds()) {
 }
 
 t.test('COOKIE_SECURE marks the cookie Secure', async (t) => {
-  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...auth, cookieSecure: true } }, credentials: 'none' })
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { auth: { ...auth, cookieSecure: true } } })
   t.match((await signIn(api)).headers.get('set-cookie'), /; Secure/)
 })

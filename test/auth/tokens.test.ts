@@ -17,7 +17,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 for (const kind of databaseKinds()) {
   t.test(`${kind}: tokens`, async (t) => {
-    const api = await startApi(t, kind, undefined, { config: { auth }, credentials: 'none' })
+    const api = await startApi(t, kind, undefined, { config: { auth } })
     const admin = await session(api)
 
     t.test('issuing needs a caller; the secret is shown once', async (t) => {

@@ -33,7 +33,7 @@ export interface Api {
   databaseConfig: DatabaseConfig
   /** `http://127.0.0.1:<port>` */
   origin: string
-  /** The same service without credentials. */
+  /** The same service without credentials: what startApi and eachDatabase give. */
   anonymous: Api
   /** The same service as the admin every test service has. */
   admin: Api
@@ -41,6 +41,7 @@ export interface Api {
   as(credentials: Record<string, string>): Api
   /** A new user with a bearer token (read and write), and the service as them. */
   newUser(options?: { roles?: string[]; name?: string }): Promise<TestUser>
+  // Requests as this client's caller; one with its own Authorization or Cookie sends only those.
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<Response<T>>
   get<T = any>(path: string, headers?: Record<string, string>): Promise<Response<T>>
   post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<Response<T>>
@@ -85,6 +86,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0 } },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+    eventsRetentionDays: 7,
     ...overrides,
   }
 }
@@ -92,16 +94,15 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 /**
  * The service on a fresh, migrated database of `kind`, with an admin; closed and dropped when `t`
  * ends. `setup` may add routes (a test's own failure cases) before the service listens. The
- * client sends the admin's token unless `credentials` is 'none' or a request carries its own
- * Authorization or Cookie.
+ * client sends no credentials: a test names who calls with `api.admin`, `api.anonymous`,
+ * `api.as(...)` or a new user's `api`.
  */
 export async function startApi(
   t: Pick<Test, 'teardown'>,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  { config, credentials = 'admin', statementTimeoutMs, besides, ...options }: Omit<BuildOptions, 'database'> & {
+  { config, statementTimeoutMs, besides, ...options }: Omit<BuildOptions, 'database'> & {
     config?: Partial<Config>
-    credentials?: 'admin' | 'none'
     /** PostgreSQL's statement time limit for the service's connections. */
     statementTimeoutMs?: number
     /** A second instance of the service on another's (PostgreSQL) database, as a load balancer would have it. */
@@ -124,7 +125,7 @@ export async function startApi(
   const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const admin = await createUser(db, { roles: ['admin'], name: 'Test admin' })
   const base = { kind, app, db, databaseConfig: database.config, origin, adminToken: admin.token }
-  return apiClient(base, credentials === 'admin' ? bearer(admin.token) : {})
+  return apiClient(base, {})
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
@@ -168,7 +169,10 @@ function apiClient(base: Base, credentials: Record<string, string>): Api {
   }
 }
 
-/** Runs `fn` once per database kind (PostgreSQL and PGlite), each on its own fresh service. */
+/**
+ * Runs `fn` once per database kind (PostgreSQL and PGlite), each on its own fresh service; `api`
+ * sends no credentials, as startApi's.
+ */
 export async function eachDatabase(t: Test, fn: (t: Test, api: Api) => Promise<void>): Promise<void> {
   for (const kind of databaseKinds()) {
     await t.test(kind, async (sub) => fn(sub, await startApi(sub, kind)))

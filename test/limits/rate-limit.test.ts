@@ -95,8 +95,8 @@ t.test('two instances sharing Redis count against one quota; sign-in throttling 
   // Sign-in failures: five for one account in all, not five per instance.
   const email = 'nobody@shop.test'
   const big = limited(0, 0, { redisUrl: REDIS, redisKeyPrefix: `${prefix}signin:` })
-  const c = await startApi(t, 'postgres', undefined, { config: big, besides: a, credentials: 'none' })
-  const d = await startApi(t, 'postgres', undefined, { config: big, besides: a, credentials: 'none' })
+  const c = await startApi(t, 'postgres', undefined, { config: big, besides: a })
+  const d = await startApi(t, 'postgres', undefined, { config: big, besides: a })
   const attempts = []
   for (let i = 0; i < 6; i++) attempts.push((await (i % 2 === 0 ? c : d).post(`${V1}/sessions`, { email, password: `guess ${i}` })).status)
   t.same(attempts, [401, 401, 401, 401, 401, 429])
