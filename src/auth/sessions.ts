@@ -12,6 +12,7 @@ import { requireBody } from '../http/body-parser.js'
 import { requireCaller, SESSION_COOKIE } from './caller.js'
 import { verifyPassword } from './passwords.js'
 import type { Counters } from '../http/counters.js'
+import { requestPath } from '../http/request-target.js'
 import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
 
@@ -73,7 +74,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     const expiresAt = new Date(createdAt.getTime() + maxAgeSeconds * 1000)
     const id = await store.createSession(account.id, secretHash(secret), createdAt, expiresAt)
     reply.setCookie(SESSION_COOKIE, secret, { ...cookie, maxAge: maxAgeSeconds })
-    reply.code(201).header('location', `${request.url.split('?', 1)[0]}/current`)
+    reply.code(201).header('location', `${requestPath(request)}/current`)
     return represent(id, { id: account.id, email: account.email, name: account.name, roles: account.roles }, createdAt, expiresAt)
   })
 

@@ -7,6 +7,7 @@ import { Type, type Static } from 'typebox'
 import type { Accounts, StoredToken } from '../db/accounts.js'
 import { ApiError } from '../errors.js'
 import { requireBody } from '../http/body-parser.js'
+import { requestPath } from '../http/request-target.js'
 import { isUuid } from '../ids.js'
 import { StringEnum } from '../json-schema.js'
 import { requireCaller, SCOPES } from './caller.js'
@@ -48,7 +49,7 @@ export function registerTokens(app: FastifyInstance, store: Accounts): void {
     const { name, scopes = ['read'], expires_in_days: days = 30 } = request.body
     const secret = newSecret('rf_token_')
     const issued = await store.createToken(caller.user.id, secretHash(secret), { name, scopes, expiresAt: new Date(Date.now() + days * 86_400_000) })
-    reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${issued.id}`)
+    reply.code(201).header('location', `${requestPath(request)}/${issued.id}`)
     // The only time the secret is shown: it is stored as a hash.
     return { ...represent(issued), token: secret }
   })

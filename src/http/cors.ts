@@ -5,6 +5,7 @@
  */
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
+import { requestPath } from './request-target.js'
 import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
 
@@ -39,7 +40,7 @@ export async function installCors(app: FastifyInstance, origins: readonly string
         allowedHeaders,
         maxAge: PREFLIGHT_MAX_AGE,
         // The methods of this path only: a preflight for one it lacks fails in the browser.
-        methods: preflight ? methodsOf(request.url.split('?', 1)[0]!) : '',
+        methods: preflight ? methodsOf(requestPath(request)) : '',
         // An OPTIONS without Access-Control-Request-Method is not a preflight: it gets `Allow`.
         preflight,
         strictPreflight: false,

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, isApiError, noResource, type ErrorCode } from '../errors.js'
 import { ACCEPT_PATCH } from './body-parser.js'
+import { requestPath } from './request-target.js'
 import { appendHeader, applyDefaultHeaders, defaultHeaders } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
@@ -77,7 +78,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable, v
     return sendError(reply, apiError)
   })
   app.setNotFoundHandler((request, reply) => {
-    const allow = routes.allowFor(request.url.split('?', 1)[0]!)
+    const allow = routes.allowFor(requestPath(request))
     if (allow === undefined) {
       const unrouted = versions.unrouted(request, routes)
       if (unrouted instanceof ApiError) return sendError(reply, unrouted)

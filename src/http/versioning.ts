@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, noResource } from '../errors.js'
 import { BODY_LIMIT } from './body-parser.js'
 import { JSON_MEDIA_TYPE, negotiate, requestedVersion } from './negotiation.js'
+import { requestPath, splitTarget } from './request-target.js'
 import { appendHeader } from './response-headers.js'
 import type { RouteTable } from './routes.js'
 
@@ -80,7 +81,7 @@ export class Versions {
     const to = versionPrefix(successor.version)
     return (request, reply) => {
       reply.headers(headers)
-      appendHeader(reply, 'link', `<${to}${request.url.split('?', 1)[0]!.slice(from)}>; rel="successor-version"`)
+      appendHeader(reply, 'link', `<${to}${requestPath(request).slice(from)}>; rel="successor-version"`)
     }
   }
 
@@ -90,7 +91,7 @@ export class Versions {
    * an error that says what to use. Undefined when it is simply not found.
    */
   unrouted(request: FastifyRequest, routes: RouteTable): { location: string } | ApiError | undefined {
-    const [path = '/', query] = splitQuery(request.url)
+    const [path = '/', query] = splitTarget(request.url)
     const readOnly = request.method === 'GET' || request.method === 'HEAD'
     const search = query === undefined ? '' : `?${query}`
     const versioned = VERSIONED.exec(path)
@@ -113,7 +114,7 @@ export class Versions {
  */
 export function installCanonicalPaths(app: FastifyInstance, routes: RouteTable): void {
   app.addHook('onRequest', (request, reply, done) => {
-    const [path = '/', query] = splitQuery(request.url)
+    const [path = '/', query] = splitTarget(request.url)
     if (path.length === 1 || !path.endsWith('/')) return done()
     // A loop, not /\/+$/: that regex is quadratic on a long run of slashes.
     let end = path.length
@@ -124,11 +125,6 @@ export function installCanonicalPaths(app: FastifyInstance, routes: RouteTable):
     }
     done(noResource())
   })
-}
-
-function splitQuery(url: string): [string, string | undefined] {
-  const at = url.indexOf('?')
-  return at === -1 ? [url, undefined] : [url.slice(0, at), url.slice(at + 1)]
 }
 
 declare module 'fastify' {

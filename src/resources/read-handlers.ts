@@ -1,6 +1,7 @@
 /** GET (and HEAD) of a collection, a page by number or by cursor, and of one item; conditional on their ETags. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allowCaching, entityTag, evaluate, setValidators, type Validators } from '../http/conditional.js'
+import { requestPath } from '../http/request-target.js'
 import { appendHeader } from '../http/response-headers.js'
 import { notFound, type HandlerContext, type Params } from './handler-context.js'
 import { cursorPage } from './list-query/cursor.js'
@@ -24,7 +25,7 @@ export const listHandler = ({ collection, store, summary, authorize, placement }
     const { scope, standing } = await placement(request, 'list', request.params)
     const { rows, total } = await store.list(plan, scope)
     const represent = (row: Row) => summary(row, standing(row))
-    const path = request.url.split('?', 1)[0]!
+    const path = requestPath(request)
     let body: Representation[]
     let link: string
     if (plan.cursor) {
