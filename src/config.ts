@@ -1,5 +1,6 @@
 /** Reads the environment once into a typed, validated configuration. */
 import path from 'node:path'
+import { MIN_PASSWORD_LENGTH } from './auth/passwords.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -188,7 +189,7 @@ function readAdmin(env: Env): AuthConfig['admin'] {
   if (!email && !password) return undefined
   if (!email || !password) throw new ConfigError(`${email ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL'} must be set together with ${email ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD'}`)
   if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new ConfigError(`ADMIN_EMAIL must be an email address (got "${email}")`)
-  if (password.length < 12) throw new ConfigError('ADMIN_PASSWORD must have at least 12 characters')
+  if (password.length < MIN_PASSWORD_LENGTH) throw new ConfigError(`ADMIN_PASSWORD must have at least ${MIN_PASSWORD_LENGTH} characters`)
   return { email: email.toLowerCase(), password }
 }
 

@@ -4,6 +4,9 @@
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
+/** The shortest password accepted, however one is set: sign-up, `npm run users:create`, ADMIN_PASSWORD. */
+export const MIN_PASSWORD_LENGTH = 12
+
 /** OWASP's scrypt minimum: N=2^17, r=8, p=1 (128 MiB of memory per hash). */
 const PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const
 const KEY_LENGTH = 32

@@ -4,14 +4,12 @@
  * argument that would land in the shell's history or the process list.
  */
 import { createInterface } from 'node:readline'
-import { hashPassword } from '../auth/passwords.js'
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { accounts } from '../db/accounts.js'
 import { openDatabase } from '../db/client.js'
 import { migrate } from '../db/migrate.js'
 import { isApiError } from '../errors.js'
-
-const MIN_PASSWORD = 12
 
 /** Answers to prompts, one line each; `hidden` ones are not echoed on a terminal. */
 function prompter() {
@@ -47,7 +45,7 @@ async function askForUser(): Promise<{ email: string; name: string; password: st
     const name = await prompt.ask('Name: ')
     if (name === '' || name.length > 120) throw new Error('the name must have 1 to 120 characters')
     const password = await prompt.ask('Password: ', true)
-    if (password.length < MIN_PASSWORD) throw new Error(`the password must have at least ${MIN_PASSWORD} characters`)
+    if (password.length < MIN_PASSWORD_LENGTH) throw new Error(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`)
     if ((await prompt.ask('Password again: ', true)) !== password) throw new Error('the passwords differ')
     const admin = /^y(es)?$/i.test(await prompt.ask('Admin? (y/N): '))
     return { email, name, password, admin }

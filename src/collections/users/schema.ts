@@ -1,12 +1,13 @@
 /** Users: accounts, as a collection. The password is write-only; it is stored as its scrypt hash. */
 import { Type, type Static } from 'typebox'
+import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.js'
 import { ROLES } from '../../auth/roles.js'
 import { ServerFields, StringEnum } from '../../resources/schema-types.js'
 
 
 const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.' })
 const name = Type.String({ minLength: 1, maxLength: 120 })
-const password = Type.String({ minLength: 12, maxLength: 1024, description: 'Write-only: at least 12 characters.' })
+const password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 1024, description: `Write-only: at least ${MIN_PASSWORD_LENGTH} characters.` })
 const roles = (options: Record<string, unknown> = {}) =>
   Type.Array(StringEnum(ROLES), { uniqueItems: true, maxItems: ROLES.length, description: 'Only admins set roles.', ...options })
 
