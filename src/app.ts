@@ -47,7 +47,6 @@ export interface BuildOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    db: Database
     /** Migrates (MIGRATE_ON_START), creates the admin (ADMIN_EMAIL), then reports ready. */
     start(): Promise<void>
   }
@@ -93,7 +92,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   const counters = openCounters(config, app)
   app.addHook('onClose', () => counters.close())
-  app.decorate('db', db)
   app.decorateRequest('responseType', JSON_MEDIA_TYPE)
   if (!options.database) app.addHook('onClose', () => db.close())
 
