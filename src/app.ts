@@ -13,7 +13,10 @@ import { hashPassword } from './auth/passwords.js'
 import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
+import { eventLog } from './db/events.js'
 import { idempotencyKeys } from './db/idempotency.js'
+import { installEventPruning, registerEventFeed } from './events/feed.js'
+import { createOutbox } from './events/outbox.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
@@ -113,13 +116,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const throttles = signInThrottles(counters)
   const keys = idempotencyKeys(db)
   installIdempotencyPruning(app, keys)
+  const events = eventLog(db)
+  installEventPruning(app, events, config.eventsRetentionDays)
+  // Events show items as the newest version does, whichever version made the change.
+  const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))) }
   for (const version of versions.all) {
     await app.register(
       async (api) => {
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
-        for (const collection of collections) registerCollection(api, collection, db, version.version, keys)
+        registerEventFeed(api, events)
+        for (const collection of collections) registerCollection(api, collection, db, version.version, services)
       },
       { prefix: versionPrefix(version.version) },
     )

@@ -25,6 +25,8 @@ export interface Config {
   redisUrl?: string
   /** Prepended to this service's Redis keys, so that services can share one Redis. */
   redisKeyPrefix: string
+  /** The change feed keeps events this many days (EVENTS_RETENTION_DAYS); older ones are deleted. */
+  eventsRetentionDays: number
 }
 
 export interface LimitsConfig {
@@ -220,5 +222,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
+    eventsRetentionDays: readPositiveInteger(env, 'EVENTS_RETENTION_DAYS', 7),
   }
 }

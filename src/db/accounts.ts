@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto'
 import { uuidv7 } from '../ids.js'
 import { ApiError } from '../errors.js'
 import type { Database } from './client.js'
-import { translateDatabaseError } from './prisma-errors.js'
 
 export interface Account {
   id: string
@@ -56,13 +55,12 @@ export function accounts(db: Database) {
     },
 
     async create(user: { email: string; name: string; passwordHash: string; roles: string[] }): Promise<Account> {
-      const now = new Date()
-      const row = await db.prisma.user
-        .create({ data: { id: uuidv7(), ...user, createdAt: now, updatedAt: now }, select: { id: true, email: true, name: true, roles: true } })
-        .catch((error: unknown) => {
-          throw translateDatabaseError(error, { fields: ['email', 'external_subject'] }) ?? error
-        })
-      return row
+      const rows = await db.query(
+        `INSERT INTO users (id, email, name, password_hash, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now()) RETURNING ${ACCOUNT.replace(/u\./g, '')}`,
+        [uuidv7(), user.email, user.name, user.passwordHash, user.roles],
+        'account_create',
+      )
+      return account(rows[0]!)
     },
 
     async createSession(userId: string, secretHash: string, createdAt: Date, expiresAt: Date): Promise<string> {

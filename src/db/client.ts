@@ -8,7 +8,7 @@ import type { DatabaseConfig } from '../config.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
-import { unavailable } from './prisma-errors.js'
+import { RETRYABLE_CODES, translateDatabaseError } from './database-errors.js'
 
 /** A single connection for raw SQL: the migration runner and its advisory lock. */
 export interface SqlSession {
@@ -17,18 +17,94 @@ export interface SqlSession {
   exec(script: string): Promise<void>
 }
 
-export interface Database {
-  readonly kind: DatabaseConfig['kind']
-  readonly prisma: PrismaClient
-  /**
-   * One parameterised statement on the pool Prisma uses, for the few hot reads written by hand
-   * (docs/decisions.md). `name` makes it a prepared statement on PostgreSQL. Values come back as
-   * the driver gives them: numerics as strings, timestamps as Dates.
-   */
+/**
+ * Where hand-written statements run: the pool (each statement its own transaction) or one open
+ * transaction. `name` makes a statement prepared on PostgreSQL. Values come back as the driver
+ * gives them (numerics as strings, timestamps as Dates); errors come back translated
+ * (src/db/database-errors.ts), or as they are when nothing explains them (a 500).
+ */
+export interface Statements {
   query<Row = Record<string, unknown>>(text: string, params: unknown[], name?: string): Promise<Row[]>
+}
+
+/** A Prisma model delegate's name on the client (`product`, `review`). */
+export type ModelName = {
+  [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
+}[keyof PrismaClient] & string
+
+/** Prisma's query arguments, as src/resources/list-query/to-prisma.ts builds them. */
+export type ModelArgs = Record<string, unknown>
+
+/** What differs between the databases, for the layers above to ask instead of testing the kind (kysely's adapters). */
+export interface Capabilities {
+  /**
+   * Other connections write concurrently (PostgreSQL). PGlite is one connection: a transaction
+   * runs alone, so its readers are always at the change feed's visibility horizon.
+   */
+  readonly concurrentWriters: boolean
+}
+
+export interface TransactionOptions {
+  /**
+   * A table the transaction will write, locked ROW EXCLUSIVE in the same round trip as BEGIN,
+   * before the transaction has an id: readers of the table can then see in pg_locks every
+   * transaction that may still add rows to it (the change feed's horizon, src/db/events.ts).
+   */
+  announce?: string
+}
+
+export interface Database extends Statements {
+  readonly kind: DatabaseConfig['kind']
+  readonly capabilities: Capabilities
+  /**
+   * Runs `fn` in one transaction on one connection: committed when `fn` resolves, rolled back when
+   * it throws. A transaction that loses a deadlock or a serialization check runs again (up to
+   * TRANSACTION_ATTEMPTS times), so `fn` must only write through `tx`. On PGlite every other
+   * statement waits until it ends: inside `fn`, use `tx`, never the database itself.
+   */
+  transaction<T>(fn: (tx: Statements) => Promise<T>, options?: TransactionOptions): Promise<T>
+  /** Rows of a model by Prisma's arguments: the list reads, which the list planner builds. */
+  findMany<Row = Record<string, unknown>>(model: ModelName, args: ModelArgs): Promise<Row[]>
+  count(model: ModelName, args: ModelArgs): Promise<number>
   /** Runs `fn` on one dedicated connection, released afterwards. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
+}
+
+/** Runs of a transaction that keeps losing deadlocks before its error is the client's (a 500). */
+const TRANSACTION_ATTEMPTS = 3
+
+/** Every statement's error, translated once, here. */
+const translated = (error: unknown): unknown => translateDatabaseError(error) ?? error
+
+async function translating<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw translated(error)
+  }
+}
+
+/** Runs `transaction` again while it loses to another (a deadlock, a serialization failure): none of its writes happened. */
+async function retrying<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction()
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (attempt >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_CODES.has(code)) throw translated(error)
+    }
+  }
+}
+
+/** The list reads through Prisma's delegates, with errors translated. */
+function modelReads(prisma: PrismaClient): Pick<Database, 'findMany' | 'count'> {
+  type Delegate = { findMany(args: ModelArgs): Promise<never[]>; count(args: ModelArgs): Promise<number> }
+  const delegate = (model: ModelName) => prisma[model] as unknown as Delegate
+  return {
+    findMany: (model, args) => translating(() => delegate(model).findMany(args)),
+    count: (model, args) => translating(() => delegate(model).count(args)),
+  }
 }
 
 /** Connections the service keeps to PostgreSQL; a request uses one or two at a time. */
@@ -59,17 +135,32 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
   // next query opens another. Without a listener the event would end the process.
   pool.on('error', () => {})
   const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPg(pool, { disposeExternalPool: true }) })
+  const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string) =>
+    (await client.query<Row & pg.QueryResultRow>({ text, values, name })).rows as Row[]
   return {
     kind: 'postgres',
-    prisma,
-    async query(text, params, name) {
-      try {
-        return (await pool.query({ text, values: params, name })).rows
-      } catch (error) {
-        // Every hand-written statement: a database that cannot serve is a 503, whoever asked.
-        throw unavailable(error) ?? error
-      }
-    },
+    capabilities: { concurrentWriters: true },
+    query: (text, params, name) => translating(() => run(pool, text, params, name)),
+    transaction: (fn, options) =>
+      retrying(async () => {
+        const client = await pool.connect()
+        let broken: unknown
+        try {
+          // One round trip: a simple query may hold several statements.
+          await client.query(options?.announce ? `BEGIN; LOCK TABLE ${options.announce} IN ROW EXCLUSIVE MODE` : 'BEGIN')
+          // Errors inside stay untranslated until the end: a deadlock is recognised by its SQLSTATE.
+          const result = await fn({ query: (text, params, name) => run(client, text, params, name) })
+          await client.query('COMMIT')
+          return result
+        } catch (error) {
+          await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback))
+          throw error
+        } finally {
+          // A connection whose rollback failed is in an unknown state: closed, not reused.
+          client.release(broken as Error | undefined)
+        }
+      }),
+    ...modelReads(prisma),
     async withSession(fn) {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
@@ -110,8 +201,12 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
   }
   return {
     kind: 'pglite',
-    prisma,
-    query: session.query,
+    capabilities: { concurrentWriters: false },
+    query: (text, params) => translating(() => session.query(text, params)),
+    // One connection: no other transaction runs meanwhile, so there is nothing to announce.
+    transaction: (fn) =>
+      retrying(() => pglite.transaction((tx) => fn({ query: async <Row>(text: string, params: unknown[]) => (await tx.query<Row>(text, params)).rows }))),
+    ...modelReads(prisma),
     withSession: (fn) => fn(session),
     async close() {
       try {

@@ -8,7 +8,7 @@ import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
 import { restrictedReads } from './permissions.js'
-import { handlerContext, type Body, type Params } from './handler-context.js'
+import { handlerContext, type Body, type Params, type WriteServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
 import { createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 
@@ -21,9 +21,10 @@ function responseSchemas(schemas: { item: TObject; summary: TObject }, restricte
 }
 
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
-export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, keys: IdempotencyKeys): void {
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: WriteServices & { keys: IdempotencyKeys }): void {
   const { parent } = collection.options
-  const context = handlerContext(collection, db, version)
+  const context = handlerContext(collection, db, version, services)
+  const { keys } = services
   const { bodies } = context.version
   const schemas = responseSchemas(context.version.schemas, restrictedReads(collection))
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`

@@ -2,12 +2,13 @@
 import type { TObject } from 'typebox'
 import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import type { Caller } from '../auth/caller.js'
-import type { Database } from '../db/client.js'
+import type { Statements } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, toCamel, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
 import type { ComputedField, Representation } from './represent.js'
-import type { ModelName } from './store.js'
+import type { ModelName } from '../db/client.js'
+import { checkStateMachine, type StateMachine } from './states.js'
 import type { VersionView } from './versions.js'
 import type { WriteData } from './writes.js'
 
@@ -22,8 +23,8 @@ export interface WriteContext {
   parentId?: string
   /** Who is writing. */
   caller: Caller | null
-  /** For hooks that look up related items (through functions in src/db/). */
-  db: Database
+  /** The write's transaction: a hook's lookups (through functions in src/db/) see and lock what the write will change. */
+  tx: Statements
 }
 
 /** What a delete hook sees: the item as it is. */
@@ -55,8 +56,14 @@ export interface CollectionOptions {
   filterable?: readonly string[]
   /** Fields of the item schema computed from stored columns (which need not be in the schema). */
   computed?: Readonly<Record<string, ComputedField>>
-  /** Nests the collection one level below another: `/{parent}/{id}/{name}`; `field` holds the parent's id. */
-  parent?: { collection: Collection; field: string }
+  /**
+   * Nests the collection one level below another: `/{parent}/{id}/{name}`; `field` holds the
+   * parent's id. `aggregates`: the parent keeps figures of these items (a trigger: an order's
+   * total, a product's rating), so a write here changes the parent too and records its event.
+   */
+  parent?: { collection: Collection; field: string; aggregates?: boolean }
+  /** A state machine on one field (src/resources/states.ts): moves checked, guarded and carried out on PUT and PATCH. */
+  states?: StateMachine
   /**
    * The field that holds the item's owner, set from the caller on create and never from the body;
    * `id` for items that are their own owner (users). A nested collection without one is owned
@@ -143,6 +150,12 @@ export function defineCollection(options: CollectionOptions): Collection {
     throw new TypeError(`collection ${name}: an owner-or-admin rule needs an owner field, here or on the parent`)
   }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  if (options.states) {
+    const state = pick(field, [options.states.field], 'state', name).get(options.states.field)!
+    checkStateMachine(name, options.states, state.values)
+    // A transition's event carries `from` and `to` beside the item's fields.
+    if (field.has('from') || field.has('to')) throw new TypeError(`collection ${name}: a collection with states has no fields named from or to`)
+  }
   const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
   const columnsOf = (chosen: readonly Field[]) => [
     ...new Set(chosen.flatMap((f) => (f.computed ? computed[f.name]!.from.map(toCamel) : [f.column]))),

@@ -1,7 +1,9 @@
 /** What a collection's handlers share: its store, its representations, and who may do what to which item. */
 import type { FastifyRequest } from 'fastify'
 import { authorize, authorizeItem, isAdmin, STANDINGS, standingOf, type CollectionAccess, type Standing } from '../auth/access.js'
-import type { Database } from '../db/client.js'
+import type { Database, Statements } from '../db/client.js'
+import type { EventLog } from '../db/events.js'
+import type { Outbox } from '../events/outbox.js'
 import { ApiError } from '../errors.js'
 import { itemTag, type Validators } from '../http/conditional.js'
 import { isUuid } from '../ids.js'
@@ -15,10 +17,18 @@ export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
 export type Action = keyof CollectionAccess
 
-export interface HandlerContext {
+/** What the writes of every collection share: where events go. */
+export interface WriteServices {
+  outbox: Outbox
+  events: EventLog
+}
+
+export interface HandlerContext extends WriteServices {
   collection: Collection
   db: Database
   store: Store
+  /** The parent's store, in a nested collection. */
+  parentStore: Store | undefined
   /** The API version these handlers serve, with its view of the collection. */
   version: CollectionVersion
   permissions: Permissions
@@ -34,8 +44,13 @@ export interface HandlerContext {
   scopeOf(params: Params): Scope
   /** The collection-level rule of an action, before any item is looked at: 401, or 403 for a role. */
   authorize(request: FastifyRequest, action: Action): void
-  /** The caller's standing towards a found item, once the action's owner rule allows it (else 403). */
-  standing(request: FastifyRequest, action: Action, params: Params, row: Row): Promise<Standing>
+  /**
+   * The caller's standing towards a found item, once the action's owner rule allows it (else
+   * 403); `on` is the write's transaction, when there is one.
+   */
+  standing(request: FastifyRequest, action: Action, params: Params, row: Row, on?: Statements): Promise<Standing>
+  /** Whether the caller owns the item (an admin may too). */
+  owns(request: FastifyRequest, row: Row): boolean
   /**
    * Where a list reads or a create writes: the parent (404 when unknown, 403 when it is another
    * owner's), the caller's own items only when the rule says so, and the caller's standing.
@@ -59,13 +74,12 @@ const storeOf = (db: Database, collection: Collection) =>
     table: collection.options.table ?? collection.name,
     columns: collection.columns,
     listColumns: collection.listColumns,
-    fieldNames: collection.fields.filter((f) => !f.computed).map((f) => f.name),
   })
 
 const VERBS: Readonly<Record<Action, string>> = { list: 'list', read: 'read', create: 'create', update: 'change', delete: 'delete' }
 
 /** Built once per collection and API version at startup. */
-export function handlerContext(collection: Collection, db: Database, versionNumber: number): HandlerContext {
+export function handlerContext(collection: Collection, db: Database, versionNumber: number, services: WriteServices): HandlerContext {
   const { parent, computed, access } = collection.options
   const { ownership } = collection
   const parentStore = parent && storeOf(db, parent.collection)
@@ -81,16 +95,18 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
   ) as Record<Standing, { summary(row: Row): Representation; detail(row: Row): Representation }>
 
   /** The parent item, for a collection its parent's owner owns; 404 when there is none. */
-  async function parentRow(parentId: string | undefined): Promise<Row> {
-    const row = isUuid(parentId!) ? await parentStore!.find({ id: parentId }) : null
+  async function parentRow(parentId: string | undefined, on?: Statements): Promise<Row> {
+    const row = isUuid(parentId!) ? await parentStore!.find({ id: parentId }, on) : null
     if (!row) throw notFound()
     return row
   }
 
   return {
+    ...services,
     collection,
     db,
     store: storeOf(db, collection),
+    parentStore,
     version,
     permissions,
     // Every field, whoever may read it: a rule may hide a field even from admins.
@@ -106,13 +122,14 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
       return parentColumn ? { id: params.id, [parentColumn]: params.parentId } : { id: params.id }
     },
     authorize: (request, action) => authorize(access[action], request.caller, VERBS[action]),
-    async standing(request, action, params, row) {
+    async standing(request, action, params, row, on) {
       const owner =
-        ownership.kind === 'own' ? row[ownership.column] : ownership.kind === 'parent' ? (await parentRow(params.parentId))[ownership.column] : undefined
+        ownership.kind === 'own' ? row[ownership.column] : ownership.kind === 'parent' ? (await parentRow(params.parentId, on))[ownership.column] : undefined
       const standing = standingOf(request.caller, owner)
       authorizeItem(access[action], standing, VERBS[action])
       return standing
     },
+    owns: (request, row) => ownership.kind === 'own' && request.caller !== null && row[ownership.column] === request.caller.user.id,
     async placement(request, action, params) {
       const { caller } = request
       const scope: Scope = {}

@@ -1,40 +1,38 @@
-/** The collection factory's data functions: the only place outside db/ that calls Prisma. */
+/**
+ * The collection factory's data functions: hand-written statements for one row (prepared, in the
+ * write's transaction when there is one) and the list read through Prisma's arguments. Errors
+ * arrive translated from the database seam (src/db/client.ts).
+ */
 import { createHash } from 'node:crypto'
-import type { Database } from '../db/client.js'
-import type { PrismaClient } from '../db/generated/client.js'
-import { translateDatabaseError, type ConflictContext } from '../db/prisma-errors.js'
-import { ApiError } from '../errors.js'
+import type { Database, ModelName, Statements } from '../db/client.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
 import { toPrismaArgs } from './list-query/to-prisma.js'
 import type { Row } from './represent.js'
 
-/** A Prisma model delegate's name on the client (`product`, `review`). */
-export type ModelName = {
-  [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
-}[keyof PrismaClient] & string
-
-type Args = Record<string, unknown>
-
-/** The part of a Prisma delegate the factory uses. */
-interface Delegate {
-  findMany(args: Args): Promise<Row[]>
-  count(args: Args): Promise<number>
-  delete(args: Args): Promise<Row>
-}
-
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
 export type Scope = Record<string, unknown>
 
+/**
+ * How a write holds the row it read until its transaction ends: `change` lets others still add
+ * rows that refer to it (FOR NO KEY UPDATE), `delete` does not (FOR UPDATE).
+ */
+export type LockStrength = 'change' | 'delete'
+
 export interface Store {
   list(plan: ListPlan, scope: Scope): Promise<{ rows: Row[]; total: number }>
-  find(scope: Scope): Promise<Row | null>
-  exists(scope: Scope): Promise<boolean>
-  create(data: Row): Promise<Row>
-  /** Updates the row only if it still has `updatedAt`; null when another write came first. */
-  updateIfUnchanged(scope: Scope, updatedAt: Date, data: Row): Promise<Row | null>
-  /** Deletes the item; with `updatedAt`, only while it is unchanged since then. */
-  remove(scope: Scope, updatedAt?: Date): Promise<boolean>
+  /** The row in `scope`, on the pool or in a transaction. */
+  find(scope: Scope, on?: Statements): Promise<Row | null>
+  exists(scope: Scope, on?: Statements): Promise<boolean>
+  /** The row, when `tx` changed it (its updated_at moved in this transaction: a trigger's doing). */
+  findChanged(tx: Statements, scope: Scope): Promise<Row | null>
+  /** The row, locked against other writers until `tx` ends. */
+  lock(tx: Statements, scope: Scope, strength: LockStrength): Promise<Row | null>
+  insert(tx: Statements, data: Row): Promise<Row>
+  /** Sets the changed columns, returning the row as stored. */
+  update(tx: Statements, scope: Scope, data: Row): Promise<Row | null>
+  /** Deletes the row, returning it as it was; null when there was none. */
+  remove(tx: Statements, scope: Scope): Promise<Row | null>
 }
 
 export interface StoreOptions {
@@ -45,27 +43,8 @@ export interface StoreOptions {
   columns: readonly string[]
   /** Model fields a list page returns. */
   listColumns: readonly string[]
-  /** JSON names of the columns, for naming fields in constraint errors. */
-  fieldNames: readonly string[]
 }
 
-async function guard<T>(context: ConflictContext, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (error) {
-    throw translateDatabaseError(error, context) ?? error
-  }
-}
-
-/** The row was not there (Prisma P2025, already translated): null rather than an error. */
-async function orNull<T>(write: Promise<T>): Promise<T | null> {
-  try {
-    return await write
-  } catch (error) {
-    if (error instanceof ApiError && error.code === 'NOT_FOUND') return null
-    throw error
-  }
-}
 const selectOf = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, true]))
 
 /**
@@ -91,71 +70,67 @@ function preparedStatements() {
   }
 }
 
-const columnList = (columns: readonly string[]) => columns.map((column) => `${quote(toSnake(column))} AS ${quote(column)}`).join(', ')
+/**
+ * A select list that reads `columns` (model field names) as the store's rows have them:
+ * `"review_count" AS "reviewCount"`; `alias` qualifies them (`p."stock"`).
+ */
+export const columnList = (columns: readonly string[], alias?: string) =>
+  columns.map((column) => `${alias ? `${alias}.` : ''}${quote(toSnake(column))} AS ${quote(column)}`).join(', ')
 const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(toSnake(key))} = $${first + i}`).join(' AND ')
 
+const LOCKS: Readonly<Record<LockStrength, string>> = { change: 'FOR NO KEY UPDATE', delete: 'FOR UPDATE' }
+
 /**
- * The hand-written read of one row by its scope (id, and parent when nested). It returns the same
- * row shape as Prisma (model field names), so everything downstream is shared. Three times
- * Prisma's rate on the product read (docs/performance.md).
+ * The hand-written statements on one row, by its scope (id, and parent when nested). They return
+ * the same row shape as Prisma (model field names), so everything downstream is shared. The read
+ * is three times Prisma's rate on the product read (docs/performance.md).
  */
-function rowReader(db: Database, table: string, columns: readonly string[]) {
+function rowStatements(table: string, columns: readonly string[]) {
   const list = columnList(columns)
   const prepared = preparedStatements()
-  return async (scope: Scope, context: ConflictContext) => {
-    const keys = Object.keys(scope)
-    const { text, name } = prepared(keys.join(','), () => `SELECT ${list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}`)
-    const rows = await guard(context, () => db.query<Row>(text, keys.map((key) => scope[key]), name))
-    return rows[0] ?? null
-  }
-}
-
-/**
- * The hand-written conditional update: the changed columns, only if the row still has the
- * `updated_at` that was read (else null: another write came first), returning the new row.
- */
-function rowUpdater(db: Database, table: string, columns: readonly string[]) {
-  const returning = columnList(columns)
-  const prepared = preparedStatements()
-  return async (scope: Scope, updatedAt: Date, data: Row, context: ConflictContext) => {
-    const sets = Object.keys(data)
-    const keys = [...Object.keys(scope), 'updatedAt']
-    const { text, name } = prepared(`${sets.join(',')}|${keys.join(',')}`, () => {
-      const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`).join(', ')
-      return `UPDATE ${quote(table)} SET ${assignments} WHERE ${conditions(keys, sets.length + 1)} RETURNING ${returning}`
-    })
-    const values = [...sets.map((column) => data[column]), ...Object.keys(scope).map((key) => scope[key]), updatedAt]
-    const rows = await guard(context, () => db.query<Row>(text, values, name))
-    return rows[0] ?? null
-  }
-}
-
-/** The hand-written insert of one row, returning it as stored (defaults and triggers applied). */
-function rowInserter(db: Database, table: string, columns: readonly string[]) {
-  const returning = columnList(columns)
-  const prepared = preparedStatements()
-  return async (data: Row, context: ConflictContext) => {
-    const keys = Object.keys(data)
-    const { text, name } = prepared(keys.join(','), () => {
-      const names = keys.map((column) => quote(toSnake(column))).join(', ')
-      const values = keys.map((_, i) => `$${i + 1}`).join(', ')
-      return `INSERT INTO ${quote(table)} (${names}) VALUES (${values}) RETURNING ${returning}`
-    })
-    const rows = await guard(context, () => db.query<Row>(text, keys.map((key) => data[key]), name))
-    return rows[0]!
+  const first = async (on: Statements, text: string, name: string, values: unknown[]) => (await on.query<Row>(text, values, name))[0] ?? null
+  const scoped = (scope: Scope) => Object.keys(scope)
+  return {
+    read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false) {
+      const keys = scoped(scope)
+      // now() is the transaction's start; a change in it sets updated_at from clock_timestamp(), truncated to milliseconds.
+      const changed = changedHere ? ` AND "updated_at" >= date_trunc('milliseconds', now())` : ''
+      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}`, () =>
+        `SELECT ${list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
+      )
+      return first(on, text, name, keys.map((key) => scope[key]))
+    },
+    insert(on: Statements, data: Row) {
+      const keys = Object.keys(data)
+      const { text, name } = prepared(`insert|${keys.join(',')}`, () => {
+        const names = keys.map((column) => quote(toSnake(column))).join(', ')
+        const values = keys.map((_, i) => `$${i + 1}`).join(', ')
+        return `INSERT INTO ${quote(table)} (${names}) VALUES (${values}) RETURNING ${list}`
+      })
+      return first(on, text, name, keys.map((key) => data[key])) as Promise<Row>
+    },
+    update(on: Statements, scope: Scope, data: Row) {
+      const sets = Object.keys(data)
+      const keys = scoped(scope)
+      const { text, name } = prepared(`update|${sets.join(',')}|${keys.join(',')}`, () => {
+        const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`).join(', ')
+        return `UPDATE ${quote(table)} SET ${assignments} WHERE ${conditions(keys, sets.length + 1)} RETURNING ${list}`
+      })
+      return first(on, text, name, [...sets.map((column) => data[column]), ...keys.map((key) => scope[key])])
+    },
+    remove(on: Statements, scope: Scope) {
+      const keys = scoped(scope)
+      const { text, name } = prepared(`delete|${keys.join(',')}`, () => `DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)} RETURNING ${list}`)
+      return first(on, text, name, keys.map((key) => scope[key]))
+    },
   }
 }
 
 export function createStore(db: Database, options: StoreOptions): Store {
-  const prisma = db.prisma
-  const delegate = prisma[options.model] as unknown as Delegate
-  const readRow = rowReader(db, options.table, options.columns)
-  const readId = rowReader(db, options.table, ['id'])
-  const updateRow = rowUpdater(db, options.table, options.columns)
-  const insertRow = rowInserter(db, options.table, options.columns)
+  const rows = rowStatements(options.table, options.columns)
+  const ids = rowStatements(options.table, ['id'])
   const listSelect = selectOf(options.listColumns)
-  const context: ConflictContext = { fields: options.fieldNames }
-  const removal: ConflictContext = { ...context, deleting: true }
+  const { model } = options
   return {
     async list(plan, scope) {
       const { keyset, ...args } = toPrismaArgs(plan, scope)
@@ -163,20 +138,20 @@ export function createStore(db: Database, options: StoreOptions): Store {
       const select = { ...listSelect, ...Object.fromEntries(plan.sort.map((key) => [key.field.column, true])) }
       const pageArgs = keyset ? { ...args, where: { AND: [args.where, keyset] } } : args
       const page = async () => {
-        if (args.skip < DEFERRED_JOIN_OFFSET) return delegate.findMany({ ...pageArgs, select })
-        const ids = (await delegate.findMany({ ...pageArgs, select: { id: true } })).map((row) => row.id)
-        const rows = await delegate.findMany({ where: { id: { in: ids } }, select })
-        const byId = new Map(rows.map((row) => [row.id, row]))
-        return ids.map((id) => byId.get(id)!).filter(Boolean)
+        if (args.skip < DEFERRED_JOIN_OFFSET) return db.findMany<Row>(model, { ...pageArgs, select })
+        const found = (await db.findMany<Row>(model, { ...pageArgs, select: { id: true } })).map((row) => row.id)
+        const byId = new Map((await db.findMany<Row>(model, { where: { id: { in: found } }, select })).map((row) => [row.id, row]))
+        return found.map((id) => byId.get(id)!).filter(Boolean)
       }
-      const [rows, total] = await guard(context, () => Promise.all([page(), delegate.count({ where: args.where })]))
+      const [rows, total] = await Promise.all([page(), db.count(model, { where: args.where })])
       return { rows, total }
     },
-    find: (scope) => readRow(scope, context),
-    exists: async (scope) => (await readId(scope, context)) !== null,
-    create: (data) => insertRow(data, context),
-    updateIfUnchanged: (scope, updatedAt, data) => updateRow(scope, updatedAt, data, context),
-    remove: async (scope, updatedAt) =>
-      (await orNull(guard(removal, () => delegate.delete({ where: updatedAt ? { ...scope, updatedAt } : scope, select: { id: true } })))) !== null,
+    find: (scope, on = db) => rows.read(on, scope),
+    exists: async (scope, on = db) => (await ids.read(on, scope)) !== null,
+    findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
+    lock: (tx, scope, strength) => rows.read(tx, scope, strength),
+    insert: (tx, data) => rows.insert(tx, data),
+    update: (tx, scope, data) => rows.update(tx, scope, data),
+    remove: (tx, scope) => rows.remove(tx, scope),
   }
 }

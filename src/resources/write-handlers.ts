@@ -1,31 +1,44 @@
-/** POST, PUT, PATCH and DELETE: validated bodies to stored data, with hooks and optimistic writes. */
+/**
+ * POST, PUT, PATCH and DELETE, in stages: the request (body, its version's view) -> access (the
+ * caller's standing, the fields it may write) -> the change (data, preconditions, the state
+ * move) -> one transaction (the item locked, the hooks, the change, the move's guard and effect,
+ * the events) -> the representation.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { isAdmin, type Standing } from '../auth/access.js'
+import type { Statements } from '../db/client.js'
+import { EVENTS_TABLE, type EventDraft } from '../db/events.js'
 import { ApiError } from '../errors.js'
+import type { EventAction } from '../events/outbox.js'
 import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js'
-import type { Standing } from '../auth/access.js'
+import { requestPath } from '../http/request-target.js'
+import { uuidv7 } from '../ids.js'
+import type { Collection } from './collection.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
 import { checkWritable, type FieldPermissions } from './permissions.js'
-import { uuidv7 } from '../ids.js'
 import type { Representation, Row } from './represent.js'
+import { checkInitial, planMove, type TransitionContext } from './states.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
 
 type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
 
-/**
- * Times a replace or patch re-reads and retries when another write changed the item in between.
- * Every lost race means another writer succeeded, so this bounds the writers racing on one item.
- */
-const WRITE_ATTEMPTS = 50
+/** Records an event of the write: `row` of `collection` changed so. */
+type Record = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
 
 /** The body as the collection takes it, once it is known to be valid for this version. */
-function validBody({ version }: HandlerContext, request: WriteRequest): Record<string, unknown> {
+function validBody({ version }: HandlerContext, request: WriteRequest): Body {
   rejectInvalid(request)
   return version.fromView(request.body)
 }
 
-/** The stored values of the write-only fields the body sets (a password's hash). */
-async function writeOnlyColumns({ collection }: HandlerContext, body: Record<string, unknown>): Promise<Row> {
+/**
+ * The stored values of the write-only fields the body sets (a password's hash), computed before
+ * the transaction: a password's scrypt takes 0.45 s, which no row lock should wait for.
+ */
+async function writeOnlyColumns({ collection, version }: HandlerContext, request: WriteRequest): Promise<Row> {
   const columns: Row = {}
+  if (request.validationError) return columns
+  const body = version.fromView(request.body)
   for (const [name, field] of Object.entries(collection.options.writeOnly ?? {})) {
     if (body[name] !== undefined && body[name] !== null) columns[field.column] = await field.store(body[name])
   }
@@ -53,97 +66,125 @@ function written(context: HandlerContext, reply: FastifyReply, row: Row, standin
 
 /**
  * Throws when the request has already been answered (a 503 for taking longer than
- * REQUEST_TIMEOUT_MS): no write starts after the client was told it failed.
+ * REQUEST_TIMEOUT_MS): no write starts, or commits, after the client was told it failed.
  */
 function checkInTime(reply: FastifyReply): void {
-  if (reply.sent) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was answered before its write could start.')
+  if (reply.sent) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was answered before its write could complete.')
 }
 
 /**
- * Runs `attempt` until it settles: it reads the item and writes only if nobody wrote in between,
- * or returns undefined to go again. Every lost race means another writer succeeded, so the
- * bound is on the writers racing on one item.
+ * Runs `change` in one transaction with the events it records, and the parent's when the parent
+ * keeps figures of these items and they changed. Everything commits together or nothing does: a change is never
+ * without its event, nor an event without its change.
  */
-async function optimistically<T>(attempt: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < WRITE_ATTEMPTS; i++) {
-    const result = await attempt()
-    if (result !== undefined) return result
-  }
-  throw new ApiError('CONFLICT', 'The item is being changed by other requests; try again.')
+function inTransaction<T>(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, change: (tx: Statements, record: Record) => Promise<T>): Promise<T> {
+  const { db, outbox, events, parentStore, collection } = context
+  const actor = request.caller?.user.id ?? null
+  const parent = collection.options.parent
+  return db.transaction(async (tx) => {
+    checkInTime(reply)
+    const drafts: EventDraft[] = []
+    const result = await change(tx, (of, action, row, extra) => drafts.push(outbox.draft(of, action, row, actor, extra)))
+    if (drafts.length > 0 && parent?.aggregates) {
+      const parentRow = await parentStore!.findChanged(tx, { id: request.params.parentId })
+      if (parentRow) drafts.push(outbox.draft(parent.collection, 'updated', parentRow, actor))
+    }
+    await events.append(tx, drafts)
+    checkInTime(reply)
+    return result
+  }, { announce: EVENTS_TABLE })
 }
 
 export const createHandler = (context: HandlerContext) =>
   async function create(request: WriteRequest, reply: FastifyReply) {
     const { collection, store, permissions } = context
-    const { parent, hooks } = collection.options
+    const { parent, hooks, states } = collection.options
     context.authorize(request, 'create')
     const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)
     const standing = standingOf()
     const body = validBody(context, request)
     checkWritable(permissions[standing], body)
+    if (states) checkInitial(states, body)
     const data = fullData(collection, body, permissions[standing].locked)
-    await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, db: context.db })
-    const now = new Date()
-    checkInTime(reply)
-    const row = await store
-      .create({ ...toColumns(collection, data), ...(await writeOnlyColumns(context, body)), ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
-      .catch((error: unknown) => {
-        // The parent was deleted between the check and the insert: it is gone, as for a list.
-        const orphan = parent && error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.details.some((d) => d.field === parent.field)
-        throw orphan ? notFound() : error
-      })
-    reply.code(201).header('location', `${request.url.split('?', 1)[0]}/${row.id as string}`)
+    const secrets = await writeOnlyColumns(context, request)
+    const row = await inTransaction(context, request, reply, async (tx, record) => {
+      await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, tx })
+      const now = new Date()
+      const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets, ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      record(collection, 'created', created)
+      return created
+    }).catch((error: unknown) => {
+      // The parent was deleted between the check and the insert: it is gone, as for a list.
+      const orphan = parent && error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.details.some((d) => d.field === parent.field)
+      throw orphan ? notFound() : error
+    })
+    reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
     return written(context, reply, row, standing)
   }
 
 /**
- * Read, merge, check, write only if nobody wrote in between (else again); a write that changes
- * nothing stores nothing. The conditional write makes a precondition atomic: of several requests
- * with the same If-Match, one writes and the others, re-reading, find a new ETag (412).
+ * Locks the item, checks and merges, and writes only what changed (a write that changes nothing
+ * stores nothing and records no event). With the row locked, a precondition holds until the
+ * commit: of several requests with the same If-Match, one writes and the others, waiting for the
+ * lock, find a new ETag (412).
  */
-function update(
+async function update(
   context: HandlerContext,
   request: WriteRequest,
   reply: FastifyReply,
   operation: 'replace' | 'patch',
-  toData: (body: Record<string, unknown>, current: Representation, permissions: FieldPermissions) => WriteData,
+  toData: (body: Body, current: Representation, permissions: FieldPermissions) => WriteData,
 ) {
   const { collection, store, stored, scopeOf } = context
+  const { hooks, states } = collection.options
   const params = request.params
   context.authorize(request, 'update')
   const scope = scopeOf(params)
-  // Hashed once, not on every attempt: a password's scrypt takes 0.45 s.
-  let secrets: Promise<Row> | undefined
-  return optimistically(async () => {
-    const row = await store.find(scope)
+  const secrets = await writeOnlyColumns(context, request)
+  const { row, standing } = await inTransaction(context, request, reply, async (tx, record) => {
+    const row = await store.lock(tx, scope, 'change')
     if (!row) throw notFound()
-    const standing = await context.standing(request, 'update', params, row)
+    const standing = await context.standing(request, 'update', params, row, tx)
     const current = stored(row)
     const body = validBody(context, request)
     checkWritable(context.permissions[standing], body, current)
     const data = toData(body, current, context.permissions[standing])
-    await collection.options.hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, db: context.db })
+    await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
     checkPreconditions(context, request, row, standing)
-    // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
-    const answer = (result: Row) => {
-      reply.header('content-location', request.url.split('?', 1)[0]!)
-      return written(context, reply, result, standing)
+    const changed = { ...toColumns(collection, changes(data, current)), ...secrets }
+    if (Object.keys(changed).length === 0) return { row, standing }
+    const move = states && planMove(states, current[states.field] as string, data[states.field], { owner: context.owns(request, row), admin: isAdmin(request.caller) })
+    const transition: TransitionContext | undefined = move && {
+      tx,
+      item: current,
+      from: move.from,
+      to: move.to,
+      caller: request.caller,
+      changed: (of, changedRow) => record(of, 'updated', changedRow),
     }
-    const changed = { ...toColumns(collection, changes(data, current)), ...(await (secrets ??= writeOnlyColumns(context, body))) }
-    if (Object.keys(changed).length === 0) return answer(row)
+    await move?.transition.guard?.(transition!)
     // updated_at moves forward on every change, even two within one millisecond.
-    const previous = row.updatedAt as Date
-    changed.updatedAt = new Date(Math.max(Date.now(), previous.getTime() + 1))
-    checkInTime(reply)
-    const updated = await store.updateIfUnchanged(scope, previous, changed)
-    return updated ? answer(updated) : undefined
+    changed.updatedAt = new Date(Math.max(Date.now(), (row.updatedAt as Date).getTime() + 1))
+    const updated = (await store.update(tx, scope, changed))!
+    record(collection, 'updated', updated)
+    if (move) record(collection, `${states!.field}_changed`, updated, { from: move.from, to: move.to })
+    await move?.transition.effect?.(transition!)
+    return { row: updated, standing }
   })
+  // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
+  reply.header('content-location', requestPath(request))
+  return written(context, reply, row, standing)
 }
 
+/** PUT replaces the content; a state field it leaves out keeps its state (a replace is not a move). */
 export const replaceHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
   update(context, request, reply, 'replace', (body, current, permissions) => {
-    checkReadOnly(context.collection, body, current)
-    return fullData(context.collection, body, permissions.locked)
+    const { collection } = context
+    checkReadOnly(collection, body, current)
+    const data = fullData(collection, body, permissions.locked)
+    const state = collection.options.states?.field
+    if (state && body[state] === undefined) data[state] = current[state]
+    return data
   })
 
 export const patchHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
@@ -151,24 +192,23 @@ export const patchHandler = (context: HandlerContext) => (request: WriteRequest,
 
 export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
-    const { store, scopeOf, collection } = context
+    const { store, scopeOf, collection, stored } = context
     const { access, requireIfMatch, hooks } = collection.options
     context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
-    if (!requireIfMatch && !hasPrecondition(request) && access.delete !== 'owner-or-admin' && !hooks?.beforeDelete) {
-      checkInTime(reply)
-      if (!(await store.remove(scope))) throw notFound()
-      return reply.code(204).send()
-    }
-    // A delete that depends on the item (its owner, its state, a precondition) removes the version it checked, or nothing.
-    await optimistically(async () => {
-      const row = await store.find(scope)
-      if (!row) throw notFound()
-      const standing = await context.standing(request, 'delete', request.params, row)
-      await hooks?.beforeDelete?.({ current: context.stored(row), parentId: request.params.parentId, caller: request.caller, db: context.db })
-      checkPreconditions(context, request, row, standing)
-      checkInTime(reply)
-      return (await store.remove(scope, row.updatedAt as Date)) || undefined
+    // A delete that depends on the item (its owner, a hook, a precondition) checks it locked first.
+    const checked = requireIfMatch || hasPrecondition(request) || access.delete === 'owner-or-admin' || hooks?.beforeDelete !== undefined
+    await inTransaction(context, request, reply, async (tx, record) => {
+      if (checked) {
+        const row = await store.lock(tx, scope, 'delete')
+        if (!row) throw notFound()
+        const standing = await context.standing(request, 'delete', request.params, row, tx)
+        await hooks?.beforeDelete?.({ current: stored(row), parentId: request.params.parentId, caller: request.caller, tx })
+        checkPreconditions(context, request, row, standing)
+      }
+      const removed = await store.remove(tx, scope)
+      if (!removed) throw notFound()
+      record(collection, 'deleted', removed)
     })
     return reply.code(204).send()
   }

@@ -53,7 +53,7 @@ t.test('lists are owner-scoped: a user lists only their orders, admins all', (t)
   }),
 )
 
-t.test('changes need If-Match (428); status, total and owner are read-only', (t) =>
+t.test('changes need If-Match (428); total and owner are read-only; the status moves only by its machine', (t) =>
   eachDatabase(t, async (t, api) => {
     const alice = await api.newUser()
     const created = await alice.api.post(`${V1}/orders`, {})
@@ -68,8 +68,11 @@ t.test('changes need If-Match (428); status, total and owner are read-only', (t)
     t.equal(patched.status, 200)
     t.equal((await alice.api.patch(path, { note: 'Again' }, { 'if-match': etag })).status, 412, 'the old tag no longer matches')
     const readOnly = await alice.api.patch(path, { status: 'shipped', total: 0, user_id: alice.id }, { 'if-match': patched.headers.get('etag')! })
-    t.equal(readOnly.status, 422)
-    t.same(readOnly.body.error.details.map((d: { field: string }) => d.field).sort(), ['status', 'total', 'user_id'])
+    t.equal(readOnly.status, 422, 'read-only fields: 422 before any move is looked at')
+    t.same(readOnly.body.error.details.map((d: { field: string }) => d.field).sort(), ['total', 'user_id'])
+    const skipped = await alice.api.patch(path, { status: 'shipped' }, { 'if-match': patched.headers.get('etag')! })
+    t.equal(skipped.status, 409, 'pending cannot move to shipped')
+    t.equal(skipped.body.error.code, 'INVALID_TRANSITION')
     t.equal((await alice.api.post(`${V1}/orders`, { user_id: alice.id })).status, 422, 'nor set on create')
     t.equal((await alice.api.delete(path, { 'if-match': patched.headers.get('etag')! })).status, 204, 'the owner deletes it')
   }),

@@ -56,11 +56,12 @@ function columnType(field: DmmfField, enums: Map<string, string>): string {
   return field.isList ? `${type}[]` : type
 }
 
-function columnDefault(field: DmmfField, type: string): string | null {
+function columnDefault(field: DmmfField, type: string, sequence: string): string | null {
   if (!field.hasDefaultValue) return null
   const value = field.default as { name?: string } | string | number | boolean | unknown[]
   if (Array.isArray(value)) return `ARRAY[]::${type}`
   if (typeof value === 'object' && value !== null && value.name === 'now') return 'CURRENT_TIMESTAMP'
+  if (typeof value === 'object' && value !== null && value.name === 'autoincrement') return `nextval('${sequence}'::regclass)`
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
   return `'${String(value)}'::${type}`
 }
@@ -74,14 +75,32 @@ export interface SchemaFacts {
   enums: string[]
 }
 
+/**
+ * Columns of types Prisma does not support (`tx Unsupported("xid8") @default(dbgenerated("..."))`),
+ * which the DMMF omits, read from the schema's text: `<column> <type> NOT NULL DEFAULT <expr>` by model.
+ */
+function unsupportedColumns(schema: string): Map<string, string[]> {
+  const byModel = new Map<string, string[]>()
+  for (const block of schema.matchAll(/^model (\w+) \{([^}]*)\}/gm)) {
+    for (const field of block[2]!.matchAll(/^\s+(\w+)\s+Unsupported\("(\w+)"\)(\?)?(.*)$/gm)) {
+      const [, name, type, optional, rest] = field
+      const expression = /dbgenerated\("([^"]*)"\)/.exec(rest!)?.[1] ?? 'null'
+      byModel.set(block[1]!, [...(byModel.get(block[1]!) ?? []), `${name} ${type}${optional ? '' : ' NOT NULL'} DEFAULT ${expression}`])
+    }
+  }
+  return byModel
+}
+
 /** The facts schema.prisma says the database must have, one line each. */
-export function expectedFacts(model: Datamodel): SchemaFacts {
+export function expectedFacts(model: Datamodel, schema = readFileSync('prisma/schema.prisma', 'utf8')): SchemaFacts {
+  const unsupported = unsupportedColumns(schema)
   const enums = new Map(model.enums.map((e) => [e.name, e.dbName ?? e.name]))
   const tables = new Map(model.models.map((m) => [m.name, m]))
   const table = (m: DmmfModel) => m.dbName ?? m.name
+  // The DMMF leaves out Unsupported("...") fields: they are indexed under their own name.
   const column = (m: DmmfModel, name: string) => {
-    const field = m.fields.find((f) => f.name === name)!
-    return field.dbName ?? field.name
+    const field = m.fields.find((f) => f.name === name)
+    return field?.dbName ?? name
   }
   const facts: SchemaFacts = { columns: [], indexes: [], foreignKeys: [], enums: [] }
   for (const e of model.enums) facts.enums.push(`${e.dbName ?? e.name}: ${e.values.map((v) => v.name).join(', ')}`)
@@ -99,8 +118,10 @@ export function expectedFacts(model: Datamodel): SchemaFacts {
       }
       const type = columnType(field, enums)
       const notNull = field.isRequired && !field.isList
-      facts.columns.push(`${table(m)}.${field.dbName ?? field.name} ${type}${notNull ? ' NOT NULL' : ''} DEFAULT ${columnDefault(field, type)}`)
+      const name = field.dbName ?? field.name
+      facts.columns.push(`${table(m)}.${name} ${type}${notNull ? ' NOT NULL' : ''} DEFAULT ${columnDefault(field, type, `${table(m)}_${name}_seq`)}`)
     }
+    for (const field of unsupported.get(m.name) ?? []) facts.columns.push(`${table(m)}.${field}`)
   }
   for (const index of model.indexes) {
     const m = tables.get(index.model)!

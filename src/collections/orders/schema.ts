@@ -5,13 +5,17 @@ import { Id, Nullable, ServerFields, StringEnum } from '../../resources/schema-t
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 
 const note = Type.String({ maxLength: 500 })
+const status = StringEnum(ORDER_STATUSES, {
+  default: 'pending',
+  description: 'pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.',
+})
 
-export const OrderCreate = Type.Object({ note: Type.Optional(Nullable(note)) }, { additionalProperties: false })
+export const OrderCreate = Type.Object({ note: Type.Optional(Nullable(note)), status: Type.Optional(status) }, { additionalProperties: false })
 
 export const Order = Type.Object({
   id: ServerFields.id,
   user_id: Id({ description: 'The customer; set from the caller.' }),
-  status: StringEnum(ORDER_STATUSES, { description: 'Read-only for now: every order is pending.' }),
+  status,
   note: Nullable(note),
   total: Type.Number({ minimum: 0, description: 'The sum of quantity * unit_price over the items.' }),
   created_at: ServerFields.created_at,

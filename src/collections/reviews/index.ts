@@ -7,7 +7,8 @@ export const reviews = defineCollection({
   name: 'reviews',
   model: 'review',
   schemas: { create: ReviewCreate, item: Review, summary: ReviewSummary },
-  parent: { collection: products, field: 'product_id' },
+  // The product keeps its review count and rating (a trigger): its event follows each change.
+  parent: { collection: products, field: 'product_id', aggregates: true },
   owner: 'author_id',
   sortable: ['rating', 'created_at', 'updated_at'],
   filterable: ['rating', 'author_id', 'created_at'],

@@ -5,7 +5,7 @@ import type { RawQuery } from './parse.js'
 // Brackets (filter operators) and commas (lists) stay readable; everything else is percent-encoded.
 const encode = (text: string) => encodeURIComponent(text).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
 
-/** The query without `page`, re-encoded from the parsed parameters, so every link is well formed. */
+/** The query without `replaced`, re-encoded from the parsed parameters, so every link is well formed. */
 function keptParameters(query: RawQuery, replaced: string): string {
   const pairs: string[] = []
   for (const [key, value] of Object.entries(query)) {
@@ -15,10 +15,15 @@ function keptParameters(query: RawQuery, replaced: string): string {
   return pairs.join('&')
 }
 
+/** The start of a link that differs only in `replaced`: `path?<the other parameters>&`. */
+export function linkPrefix(path: string, query: RawQuery, replaced: string): string {
+  const kept = keptParameters(query, replaced)
+  return kept === '' ? `${path}?` : `${path}?${kept}&`
+}
+
 /** `path` is the request path; `query` its parsed parameters; only `page` changes between links. */
 export function pageLinks(path: string, query: RawQuery, page: number, lastPage: number): string {
-  const kept = keptParameters(query, 'page')
-  const prefix = kept === '' ? `${path}?` : `${path}?${kept}&`
+  const prefix = linkPrefix(path, query, 'page')
   const link = (n: number, rel: string) => `<${prefix}page=${n}>; rel="${rel}"`
   const links = [link(1, 'first')]
   if (page > 1) links.push(link(Math.min(page - 1, lastPage), 'prev'))
@@ -32,8 +37,7 @@ export function pageLinks(path: string, query: RawQuery, page: number, lastPage:
  * `last`: finding it would cost what cursors avoid.
  */
 export function cursorLinks(path: string, query: RawQuery, page: CursorPage): string {
-  const kept = keptParameters(query, 'cursor')
-  const prefix = kept === '' ? `${path}?` : `${path}?${kept}&`
+  const prefix = linkPrefix(path, query, 'cursor')
   const link = (cursor: string, rel: string) => `<${prefix}cursor=${cursor}>; rel="${rel}"`
   const links = [link('', 'first')]
   if (page.prev) links.push(link(page.prev, 'prev'))

@@ -1,0 +1,108 @@
+/** Translates driver (and Prisma's) errors into catalogue errors: at the database seam, and only there. */
+import { ApiError } from '../errors.js'
+
+/** Seconds a client should wait before retrying when the database cannot be reached. */
+export const DATABASE_RETRY_AFTER = 5
+
+/** What Prisma wraps a driver's error in (the list reads are Prisma's). */
+interface PrismaLikeError {
+  code?: string
+  message?: string
+  severity?: string
+  meta?: { driverAdapterError?: { cause?: { kind?: string; code?: string; severity?: string } } }
+}
+
+/** Prisma's names for "the database is not there right now" (driver adapter kinds, engine codes). */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'TooManyConnections', 'SocketTimeout', 'TlsConnectionError'])
+/**
+ * SQLSTATEs and socket errors that say the same: 57014 a statement past its time limit, 57P01-05
+ * a server shutting down, crashed or refusing, 3D000 a database dropped; and the socket's own.
+ * Whole classes: 08 (connection exception) and 53 (insufficient resources: too many connections).
+ */
+const UNAVAILABLE_CODES = new Set([
+  'P1001', 'P1002', 'P1008', 'P1017', 'P2024', '57014', '57P01', '57P02', '57P03', '57P04', '57P05', '3D000',
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+])
+const UNAVAILABLE_CLASSES = /^(08|53)/
+/** node-postgres reports a full pool and a lost connection by message only. */
+const UNAVAILABLE_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end)/
+
+const unavailableCode = (code: string | undefined) => code !== undefined && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_CLASSES.test(code))
+
+/**
+ * 503 with Retry-After when `error` says the database cannot serve right now (unreachable,
+ * refusing connections, a full pool, a statement past its time limit), from the driver or from
+ * Prisma; undefined otherwise. A FATAL error is always the connection's, never the request's:
+ * PostgreSQL's "database is not currently accepting connections" is SQLSTATE 55000, FATAL.
+ */
+export function unavailable(error: unknown): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, message, severity, meta } = error as PrismaLikeError
+  const cause = meta?.driverAdapterError?.cause
+  const down =
+    unavailableCode(code) ||
+    unavailableCode(cause?.code) ||
+    UNAVAILABLE_KINDS.has(cause?.kind ?? '') ||
+    severity === 'FATAL' ||
+    cause?.severity === 'FATAL' ||
+    UNAVAILABLE_MESSAGES.test(message ?? '')
+  if (!down) return undefined
+  return new ApiError('SERVICE_UNAVAILABLE', undefined, [], { cause: error, headers: { 'retry-after': String(DATABASE_RETRY_AFTER) } })
+}
+
+/** SQLSTATEs a transaction retries: it lost a deadlock or a serialization check (nothing was written). */
+export const RETRYABLE_CODES = new Set(['40P01', '40001'])
+
+/** A driver's error: pg and PGlite report the same fields of PostgreSQL's error message. */
+interface DriverError {
+  code?: string
+  detail?: string
+  constraint?: string
+  table?: string
+}
+
+/**
+ * The columns a constraint violation names. PostgreSQL's detail lists them the same way for
+ * every constraint and both drivers: `Key (product_id, author_id)=(...) already exists.`
+ */
+function keyColumns(error: DriverError): string[] {
+  const listed = /^Key \(([^)]*)\)=/.exec(error.detail ?? '')?.[1]
+  if (listed) return listed.split(', ')
+  // Without a detail (a constraint over an expression): the constraint's name, less its table and suffix.
+  const name = (error.constraint ?? '').replace(/_(key|fkey)$/, '')
+  const table = error.table ? `${error.table}_` : ''
+  return name.startsWith(table) && name.length > table.length ? [name.slice(table.length)] : []
+}
+
+/**
+ * The catalogue error for a database error, or undefined when it is not one we can explain (a
+ * 500). Column names are the JSON field names (snake_case), so details name fields.
+ */
+export function translateDatabaseError(error: unknown): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const down = unavailable(error)
+  if (down) return down
+  const driver = error as DriverError
+  switch (driver.code) {
+    case '23505': {
+      const fields = keyColumns(driver)
+      const details = fields.map((field) => ({ field, reason: 'is already taken' }))
+      return new ApiError('CONFLICT', `An item with the same ${fields.join(' and ') || 'unique value'} already exists.`, details, { cause: error })
+    }
+    // A row others still refer to: RESTRICT reports 23001, NO ACTION 23503 with "still referenced".
+    case '23001':
+      return stillReferenced(error)
+    case '23503': {
+      if (/is (still )?referenced from/.test(driver.detail ?? '')) return stillReferenced(error)
+      const details = keyColumns(driver).map((field) => ({ field, reason: 'refers to an item that does not exist' }))
+      return new ApiError('VALIDATION_ERROR', 'The request refers to an item that does not exist.', details, { cause: error })
+    }
+    // A value out of its column's range, such as a sum a trigger keeps.
+    case '22003':
+      return new ApiError('VALIDATION_ERROR', 'A value would be out of the range the service stores.', [], { cause: error })
+    default:
+      return undefined
+  }
+}
+
+const stillReferenced = (cause: unknown) => new ApiError('CONFLICT', 'Other items still refer to this one; delete or change them first.', [], { cause })

@@ -1,0 +1,113 @@
+/** The events table: appended in a change's transaction, read by the change feed, pruned by age. */
+import type { Database, Statements } from './client.js'
+
+/** The table every write announces itself on (TransactionOptions.announce). */
+export const EVENTS_TABLE = 'events'
+
+/** An event about to be written with its change. */
+export interface EventDraft {
+  /** `<collection>.<action>`: `products.created`, `orders.status_changed`. */
+  type: string
+  collection: string
+  itemId: string
+  /** The user who made the change; null when nobody was signed in (a registration). */
+  actorId: string | null
+  data: Record<string, unknown>
+}
+
+export interface StoredEvent {
+  id: number
+  type: string
+  collection: string
+  item_id: string
+  occurred_at: string
+  actor_id: string | null
+  data: Record<string, unknown>
+}
+
+export interface EventQuery {
+  /** Events after this one (0: from the oldest kept). */
+  after: number
+  /** Exact types, and prefixes of `<collection>.*`; empty: every type. */
+  types: readonly string[]
+  prefixes: readonly string[]
+  collections: readonly string[]
+  limit: number
+}
+
+/**
+ * One statement for any number of drafts: they arrive as one JSON array. `tx` and `occurred_at`
+ * are the transaction's, from their column defaults.
+ */
+const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, data)
+  SELECT e.type, e.collection, e.item_id, e.actor_id, e.data
+    FROM jsonb_to_recordset($1::jsonb) AS e(type text, collection text, item_id uuid, actor_id uuid, data jsonb)`
+
+/**
+ * The feed's visibility horizon, read before the page's snapshot is taken (a statement of its
+ * own): below it, every transaction that wrote events has ended. The trap of every PostgreSQL
+ * feed: ids are taken at insert but seen at commit, so `id > after` skips the event of a slower
+ * transaction. Here events are read in the order of their transactions' ids, (tx, id), and only
+ * below the smallest id of a transaction still writing events, which every write announces by
+ * locking the table as it begins (src/resources/write-handlers.ts); a transaction that begins
+ * later gets an id above this snapshot's xmax. So a reader resuming after its last event never
+ * skips one, and a long transaction elsewhere in the cluster (another database) holds nothing up.
+ */
+const HORIZON = `SELECT least(
+    pg_snapshot_xmax(pg_current_snapshot()),
+    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+      WHERE x::xid IN (SELECT t.transactionid FROM pg_locks t JOIN pg_locks e USING (virtualtransaction)
+                        WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
+                          AND e.locktype = 'relation' AND e.relation = 'events'::regclass
+                          AND e.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+  )::text AS horizon`
+
+const PAGE = `SELECT id::text AS id, type, collection, item_id, occurred_at, actor_id, data
+    FROM events
+   WHERE tx < $6::xid8
+     AND ($1::bigint = 0 OR (tx, id) > (SELECT tx, id FROM events WHERE id = $1::bigint))
+     AND (cardinality($2::text[]) = 0 AND cardinality($3::text[]) = 0 OR type = ANY($2::text[]) OR split_part(type, '.', 1) = ANY($3::text[]))
+     AND (cardinality($4::text[]) = 0 OR collection = ANY($4::text[]))
+   ORDER BY tx, id
+   LIMIT $5`
+
+export function eventLog(db: Database) {
+  return {
+    /** Writes the drafts in the change's transaction `tx`. */
+    async append(tx: Statements, drafts: readonly EventDraft[]): Promise<void> {
+      if (drafts.length === 0) return
+      const rows = drafts.map((d) => ({ type: d.type, collection: d.collection, item_id: d.itemId, actor_id: d.actorId, data: d.data }))
+      await tx.query(APPEND, [JSON.stringify(rows)], 'events_append')
+    },
+
+    async page(query: EventQuery): Promise<StoredEvent[]> {
+      const [{ horizon }] = (await db.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
+      const rows = await db.query<StoredEvent & { id: string; occurred_at: Date }>(
+        PAGE,
+        [query.after, query.types, query.prefixes, query.collections, query.limit, horizon],
+        'events_page',
+      )
+      return rows.map((row) => ({ ...row, id: Number(row.id), occurred_at: row.occurred_at.toISOString() }))
+    },
+
+    /** Whether event `id` is still kept; when not, whether it is older than every kept one (pruned). */
+    async locate(id: number): Promise<'kept' | 'pruned' | 'unknown'> {
+      const rows = await db.query<{ kept: boolean; oldest: string | null }>(
+        'SELECT EXISTS (SELECT 1 FROM events WHERE id = $1) AS kept, (SELECT min(id) FROM events)::text AS oldest',
+        [id],
+        'events_locate',
+      )
+      const { kept, oldest } = rows[0]!
+      if (kept) return 'kept'
+      return oldest === null || id < Number(oldest) ? 'pruned' : 'unknown'
+    },
+
+    /** Deletes events older than `days`. */
+    async prune(days: number): Promise<number> {
+      const rows = await db.query("DELETE FROM events WHERE occurred_at < now() - make_interval(days => $1) RETURNING 1", [days])
+      return rows.length
+    },
+  }
+}
+
+export type EventLog = ReturnType<typeof eventLog>

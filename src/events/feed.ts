@@ -1,0 +1,98 @@
+/**
+ * The change feed, `GET /events` (admins): every committed change in the order transactions
+ * ended, resumable with `after=<the last id you saw>`, filtered by `type` (exact, or
+ * `<collection>.*`) and `collection`, paged by `size`. Events older than EVENTS_RETENTION_DAYS are
+ * deleted; an `after` older than every kept event is 410 EVENTS_EXPIRED, so a client knows to read
+ * the items again.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { authorize } from '../auth/access.js'
+import type { EventLog, EventQuery } from '../db/events.js'
+import { ApiError, type ErrorDetail } from '../errors.js'
+import { requestPath } from '../http/request-target.js'
+import { appendHeader } from '../http/response-headers.js'
+import { linkPrefix } from '../resources/list-query/links.js'
+import type { RawQuery } from '../resources/list-query/parse.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
+
+const PARAMETERS = new Set(['after', 'type', 'collection', 'size'])
+/** `products.created`, or `orders.*` for every type of a collection. */
+const TYPE = /^([a-z][a-z0-9_]*)\.(\*|[a-z][a-z0-9_]*)$/
+const COLLECTION = /^[a-z][a-z0-9_]*$/
+const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER
+
+const EventView = Type.Object({
+  id: Type.Integer({ description: 'Increases within a transaction; use the last one you saw as `after`.' }),
+  type: Type.String(),
+  collection: Type.String(),
+  item_id: Type.String({ format: 'uuid' }),
+  occurred_at: Type.String({ format: 'date-time' }),
+  actor_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  data: Type.Object({}, { additionalProperties: true }),
+})
+
+/** Every value of a parameter: repeated, or a comma-separated list. */
+const values = (raw: string | string[] | undefined): string[] => [raw ?? []].flat().flatMap((value) => value.split(','))
+
+/** The query of a feed request; 400 naming every parameter that is not one. */
+function parseFeedQuery(query: RawQuery): EventQuery {
+  const problems: ErrorDetail[] = []
+  for (const name of Object.keys(query)) if (!PARAMETERS.has(name)) problems.push({ field: name, reason: 'is not a parameter of the event feed' })
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = query[name]
+    if (raw === undefined) return fallback
+    if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push({ field: name, reason: `must be a whole number from ${min} to ${max}` })
+      return fallback
+    }
+    return Number(raw)
+  }
+  const after = integer('after', 0, 0, MAX_EVENT_ID)
+  const limit = integer('size', DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
+  const types: string[] = []
+  const prefixes: string[] = []
+  for (const type of values(query.type)) {
+    const match = TYPE.exec(type)
+    if (!match) problems.push({ field: 'type', reason: `"${type}" is not an event type such as products.created or orders.*` })
+    else if (match[2] === '*') prefixes.push(match[1]!)
+    else types.push(type)
+  }
+  const collections = values(query.collection)
+  for (const name of collections) if (!COLLECTION.test(name)) problems.push({ field: 'collection', reason: `"${name}" is not a collection name` })
+  if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `Invalid query parameters: ${problems.map((p) => p.field).join(', ')}.`, problems)
+  return { after, types, prefixes, collections, limit }
+}
+
+/** 410 when `after` names an event no longer kept; 400 when it names none at all. */
+async function checkAfter(log: EventLog, after: number): Promise<void> {
+  if (after === 0) return
+  const where = await log.locate(after)
+  if (where === 'pruned') throw new ApiError('EVENTS_EXPIRED', `Event ${after} is older than every event still kept; read the items again, then follow the feed from its end.`)
+  if (where === 'unknown') throw new ApiError('INVALID_PARAMETER', undefined, [{ field: 'after', reason: `names no event: use the id of an event you read` }])
+}
+
+export function registerEventFeed(app: FastifyInstance, log: EventLog): void {
+  app.get('/events', { schema: { response: { 200: Type.Array(EventView) } } }, async (request: FastifyRequest, reply) => {
+    authorize('admin', request.caller, 'read the events')
+    const raw = request.query as RawQuery
+    const query = parseFeedQuery(raw)
+    await checkAfter(log, query.after)
+    const events = await log.page(query)
+    // The feed has no end: `next` resumes after this page, or where it stands when the page is empty.
+    const next = events.at(-1)?.id ?? query.after
+    appendHeader(reply, 'link', `<${linkPrefix(requestPath(request), raw, 'after')}after=${next}>; rel="next"`)
+    return events
+  })
+}
+
+/** How often events past their retention are deleted. */
+const PRUNE_EVERY_MS = 60 * 60_000
+
+/** Deletes events older than `days` now and then; every instance may, deleting twice is harmless. */
+export function installEventPruning(app: FastifyInstance, log: EventLog, days: number): void {
+  const prune = () => log.prune(days).catch((error: unknown) => app.log.warn({ err: error }, 'could not delete expired events'))
+  const timer = setInterval(prune, PRUNE_EVERY_MS)
+  timer.unref()
+  app.addHook('onClose', () => clearInterval(timer))
+}
