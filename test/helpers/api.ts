@@ -86,6 +86,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0 } },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+    eventsRetentionDays: 7,
     ...overrides,
   }
 }
