@@ -1,16 +1,60 @@
 /** defineCollection: a collection's declaration, checked and derived once at startup. */
-import type { TObject } from 'typebox'
+import type { TObject, TSchema } from 'typebox'
 import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import type { Caller } from '../auth/caller.js'
 import type { Statements } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, toCamel, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
-import type { ComputedField, Representation } from './represent.js'
+import type { ComputedField, Representation, Row } from './represent.js'
 import type { ModelName } from '../db/client.js'
-import { checkStateMachine, type StateMachine } from './states.js'
-import type { VersionView } from './versions.js'
-import type { WriteData } from './writes.js'
+
+/** Values by JSON field name, as a write will store them. */
+export type WriteData = Record<string, unknown>
+
+/** How a version shows one field: its schema there, and the conversions to and from the stored view. */
+export interface FieldView {
+  /** The field's schema in this version, for responses and request bodies. */
+  schema: TSchema
+  /** The field's value as the collection represents it → as this version shows it. */
+  read(value: unknown): unknown
+  /** A value valid against `schema` → the collection's value. */
+  write(value: unknown): unknown
+}
+
+/** The fields one version shows differently, by JSON name. */
+export type VersionView = Readonly<Record<string, FieldView>>
+
+/** Who may make a move: the item's owner, an admin. */
+export type Mover = 'owner' | 'admin'
+
+/** What a guard or an effect sees; it writes only through `tx`. */
+export interface TransitionContext {
+  tx: Statements
+  /** The item before the move, every field. */
+  item: Representation
+  from: string
+  to: string
+  caller: Caller | null
+  /** Records that the effect changed `row` of `collection` (an event in the same transaction). */
+  changed(collection: Collection, row: Row): void
+}
+
+export interface Transition {
+  by: readonly Mover[]
+  /** Throws an ApiError (409 STATE_CONFLICT) when the move cannot be made now; nothing is written. */
+  guard?(context: TransitionContext): Promise<void>
+  /** Runs after the item's change, in its transaction: what the move does elsewhere. */
+  effect?(context: TransitionContext): Promise<void>
+}
+
+export interface StateMachine {
+  /** The field that holds the state: an enum of the item schema. */
+  field: string
+  initial: string
+  /** Per state, the states it may move to; a state with none is final. */
+  transitions: Readonly<Record<string, Readonly<Record<string, Transition>>>>
+}
 
 /** What a write hook sees: the values about to be stored, and the item as it is now. */
 export interface WriteContext {
@@ -123,6 +167,15 @@ function pick(fields: ReadonlyMap<string, Field>, names: readonly string[], what
       return [name, field]
     }),
   )
+}
+
+/** Checks the declaration once, at startup: every state is one the field can hold. */
+export function checkStateMachine(name: string, machine: StateMachine, states: readonly unknown[] | undefined): void {
+  const known = new Set(states)
+  const named = [machine.initial, ...Object.keys(machine.transitions), ...Object.values(machine.transitions).flatMap((to) => Object.keys(to))]
+  for (const state of named) {
+    if (!known.has(state)) throw new TypeError(`collection ${name}: state "${state}" is not a value of ${machine.field}`)
+  }
 }
 
 /** Checks the declaration and derives everything the routes need, so that no request derives anything. */

@@ -4,22 +4,9 @@
  * filters, sorting, storage) is shared; only representations and bodies are converted.
  */
 import type { TObject, TSchema } from 'typebox'
-import type { Collection } from './collection.js'
+import type { Collection, VersionView } from './collection.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import type { Representation } from './represent.js'
-
-/** How a version shows one field: its schema there, and the conversions to and from the stored view. */
-export interface FieldView {
-  /** The field's schema in this version, for responses and request bodies. */
-  schema: TSchema
-  /** The field's value as the collection represents it → as this version shows it. */
-  read(value: unknown): unknown
-  /** A value valid against `schema` → the collection's value. */
-  write(value: unknown): unknown
-}
-
-/** The fields one version shows differently, by JSON name. */
-export type VersionView = Readonly<Record<string, FieldView>>
 
 /** A collection as one API version serves it. */
 export interface CollectionVersion {

@@ -13,12 +13,12 @@ import type { EventAction } from '../events/outbox.js'
 import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js'
 import { requestPath } from '../http/request-target.js'
 import { uuidv7 } from '../ids.js'
-import type { Collection } from './collection.js'
+import type { Collection, TransitionContext, WriteData } from './collection.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
 import { checkWritable, type FieldPermissions } from './permissions.js'
 import type { Representation, Row } from './represent.js'
-import { checkInitial, planMove, type TransitionContext } from './states.js'
-import { changes, checkReadOnly, fullData, patchData, toColumns, type WriteData } from './writes.js'
+import { checkInitial, planMove } from './states.js'
+import { changes, checkReadOnly, fullData, patchData, toColumns } from './writes.js'
 
 type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
 

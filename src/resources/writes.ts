@@ -1,11 +1,9 @@
 /** Turns validated request bodies into the data a write stores: defaults, merge patches, read-only checks. */
 import { ApiError, type ErrorDetail } from '../errors.js'
-import type { Collection } from './collection.js'
+import type { Collection, WriteData } from './collection.js'
 import type { Field } from './fields.js'
 import type { Representation, Row } from './represent.js'
 
-/** Values by JSON field name, as a write will store them. */
-export type WriteData = Record<string, unknown>
 type Body = Record<string, unknown>
 
 /** An absent field and `null` mean the same on POST and PUT: the field's default, or null. */

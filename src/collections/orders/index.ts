@@ -1,9 +1,8 @@
 /** The orders collection: owner-scoped, changed only by a client that read the current version, with a lifecycle. */
 import { itemCount, lockStock, moveStock } from '../../db/shop.js'
 import { ApiError } from '../../errors.js'
-import { defineCollection } from '../../resources/collection.js'
+import { defineCollection, type Transition, type TransitionContext } from '../../resources/collection.js'
 import type { Row } from '../../resources/represent.js'
-import type { Transition, TransitionContext } from '../../resources/states.js'
 import { columnList } from '../../resources/store.js'
 import { moneyView } from '../money.js'
 import { products } from '../products/index.js'
