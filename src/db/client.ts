@@ -27,6 +27,15 @@ export interface Statements {
   query<Row = Record<string, unknown>>(text: string, params: unknown[], name?: string): Promise<Row[]>
 }
 
+/** Statements in an open transaction. */
+export interface Transaction extends Statements {
+  /**
+   * Runs `text` as the transaction's last statement, sent with its COMMIT in one round trip (its
+   * text parameters inlined as quoted literals). An error in it rolls the whole transaction back.
+   */
+  beforeCommit(text: string, params: readonly unknown[]): void
+}
+
 /** A Prisma model delegate's name on the client (`product`, `review`). */
 export type ModelName = {
   [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
@@ -62,7 +71,7 @@ export interface Database extends Statements {
    * TRANSACTION_ATTEMPTS times), so `fn` must only write through `tx`. On PGlite every other
    * statement waits until it ends: inside `fn`, use `tx`, never the database itself.
    */
-  transaction<T>(fn: (tx: Statements) => Promise<T>, options?: TransactionOptions): Promise<T>
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>
   /** Rows of a model by Prisma's arguments: the list reads, which the list planner builds. */
   findMany<Row = Record<string, unknown>>(model: ModelName, args: ModelArgs): Promise<Row[]>
   count(model: ModelName, args: ModelArgs): Promise<number>
@@ -95,6 +104,23 @@ async function retrying<T>(transaction: () => Promise<T>): Promise<T> {
       if (attempt >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_CODES.has(code)) throw translated(error)
     }
   }
+}
+
+/** The driver's text form of a parameter (a Date, an array, a JSON object), as it sends one. */
+const textOf = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } }).utils.prepareValue
+
+/**
+ * `text` with its `$n` parameters replaced by quoted literals in the driver's text form, for a
+ * simple query (which has no parameters). The driver's quoting doubles quotes and backslashes
+ * (E'' strings), and the text is scanned once, so nothing inlined is read as a parameter again.
+ */
+function inline(client: pg.ClientBase, text: string, params: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = textOf(params[Number(n) - 1])
+    if (value === null) return 'NULL'
+    if (typeof value !== 'string') throw new TypeError('binary parameters cannot be inlined')
+    return client.escapeLiteral(value)
+  })
 }
 
 /** The list reads through Prisma's delegates, with errors translated. */
@@ -148,9 +174,15 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
         try {
           // One round trip: a simple query may hold several statements.
           await client.query(options?.announce ? `BEGIN; LOCK TABLE ${options.announce} IN ROW EXCLUSIVE MODE` : 'BEGIN')
+          let last = ''
           // Errors inside stay untranslated until the end: a deadlock is recognised by its SQLSTATE.
-          const result = await fn({ query: (text, params, name) => run(client, text, params, name) })
-          await client.query('COMMIT')
+          const result = await fn({
+            // The statements stay prepared: inlining the first one into BEGIN's round trip cost
+            // more in parsing and planning than the round trip saved (docs/performance.md).
+            query: (text, params, name) => run(client, text, params, name),
+            beforeCommit: (text, params) => (last = `${inline(client, text, params)}; `),
+          })
+          await client.query(`${last}COMMIT`)
           return result
         } catch (error) {
           await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback))
@@ -205,7 +237,18 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
     query: (text, params) => translating(() => session.query(text, params)),
     // One connection: no other transaction runs meanwhile, so there is nothing to announce.
     transaction: (fn) =>
-      retrying(() => pglite.transaction((tx) => fn({ query: async <Row>(text: string, params: unknown[]) => (await tx.query<Row>(text, params)).rows }))),
+      retrying(() =>
+        pglite.transaction(async (tx) => {
+          let last: [string, readonly unknown[]] | undefined
+          const result = await fn({
+            query: async <Row>(text: string, params: unknown[]) => (await tx.query<Row>(text, params)).rows,
+            // In process, a round trip costs nothing: it runs just before the COMMIT.
+            beforeCommit: (text, params) => void (last = [text, params]),
+          })
+          if (last) await tx.query(last[0], [...last[1]])
+          return result
+        }),
+      ),
     ...modelReads(prisma),
     withSession: (fn) => fn(session),
     async close() {

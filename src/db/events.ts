@@ -1,5 +1,5 @@
 /** The events table: appended in a change's transaction, read by the change feed, pruned by age. */
-import type { Database, Statements } from './client.js'
+import type { Database, Transaction } from './client.js'
 
 /** The table every write announces itself on (TransactionOptions.announce). */
 export const EVENTS_TABLE = 'events'
@@ -73,11 +73,11 @@ const PAGE = `SELECT id::text AS id, type, collection, item_id, occurred_at, act
 
 export function eventLog(db: Database) {
   return {
-    /** Writes the drafts in the change's transaction `tx`. */
-    async append(tx: Statements, drafts: readonly EventDraft[]): Promise<void> {
+    /** Writes the drafts as the last statement of the change's transaction `tx`, sent with its COMMIT. */
+    append(tx: Transaction, drafts: readonly EventDraft[]): void {
       if (drafts.length === 0) return
       const rows = drafts.map((d) => ({ type: d.type, collection: d.collection, item_id: d.itemId, actor_id: d.actorId, data: d.data }))
-      await tx.query(APPEND, [JSON.stringify(rows)], 'events_append')
+      tx.beforeCommit(APPEND, [JSON.stringify(rows)])
     },
 
     async page(query: EventQuery): Promise<StoredEvent[]> {

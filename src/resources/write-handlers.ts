@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isAdmin, type Standing } from '../auth/access.js'
-import type { Statements } from '../db/client.js'
+import type { Transaction } from '../db/client.js'
 import { EVENTS_TABLE, type EventDraft } from '../db/events.js'
 import { ApiError } from '../errors.js'
 import type { EventAction } from '../events/outbox.js'
@@ -23,7 +23,7 @@ import { changes, checkReadOnly, fullData, patchData, toColumns } from './writes
 type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
 
 /** Records an event of the write: `row` of `collection` changed so. */
-type Record = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
+type RecordEvent = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
 
 /** The body as the collection takes it, once it is known to be valid for this version. */
 function validBody({ version }: HandlerContext, request: WriteRequest): Body {
@@ -74,10 +74,10 @@ function checkInTime(reply: FastifyReply): void {
 
 /**
  * Runs `change` in one transaction with the events it records, and the parent's when the parent
- * keeps figures of these items and they changed. Everything commits together or nothing does: a change is never
- * without its event, nor an event without its change.
+ * keeps figures of these items and they changed. Everything commits together or nothing does: a
+ * change is never without its event, nor an event without its change.
  */
-function inTransaction<T>(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, change: (tx: Statements, record: Record) => Promise<T>): Promise<T> {
+function inTransaction<T>(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, change: (tx: Transaction, record: RecordEvent) => Promise<T>): Promise<T> {
   const { db, outbox, events, parentStore, collection } = context
   const actor = request.caller?.user.id ?? null
   const parent = collection.options.parent
@@ -89,8 +89,8 @@ function inTransaction<T>(context: HandlerContext, request: FastifyRequest<{ Par
       const parentRow = await parentStore!.findChanged(tx, { id: request.params.parentId })
       if (parentRow) drafts.push(outbox.draft(parent.collection, 'updated', parentRow, actor))
     }
-    await events.append(tx, drafts)
     checkInTime(reply)
+    events.append(tx, drafts)
     return result
   }, { announce: EVENTS_TABLE })
 }

@@ -135,6 +135,8 @@ t.test('two orders compete for the last units of a product: exactly one is paid,
         t.same(answers.map((a) => a.status).sort(), [200, 409], `round ${round}: one paid, one refused`)
         t.equal(await stockOf(api, mug.id), 1)
       }
+      const moves = (await api.admin.get(`${V1}/events?type=orders.status_changed&size=100`)).body
+      t.equal(moves.length, 5, 'the lost races recorded nothing: one move a round')
     })
   }
 })
