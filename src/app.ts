@@ -133,6 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     )
   }
   app.decorate('start', async () => {
+    await counters.connected?.()
     const migrated = config.migrateOnStart ? await migrate(db) : undefined
     for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
     const admin = config.auth.admin

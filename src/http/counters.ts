@@ -19,6 +19,8 @@ export interface Counters {
   peek(key: string): Promise<Count | undefined>
   /** Forgets `key` (a successful sign-in clears its failures). */
   reset(key: string): Promise<void>
+  /** Settles once the store has connected or failed to (Redis); the service starts after it. */
+  connected?(): Promise<void>
   close(): Promise<void>
 }
 
@@ -112,7 +114,14 @@ export function redisCounters({ url, prefix, onFallback }: RedisCountersOptions)
   redis.on('ready', () => {
     if (fallback) onFallback((fallback = false))
   })
+  // Commands fail at once until the first connection is up: a service counting its first
+  // requests in memory, then in Redis, would count them twice.
+  const connected = new Promise<void>((resolve) => {
+    redis.once('ready', resolve)
+    redis.once('error', () => resolve())
+  })
   return {
+    connected: () => connected,
     async hit(key, windowMs) {
       try {
         const [count, resetMs] = await hitCommand(key, windowMs)

@@ -149,7 +149,8 @@ t.test('a request past REQUEST_TIMEOUT_MS: 503 with Retry-After, and no write st
   const settled = handlerSettled('POST', /\/items$/)
   assertUnavailable(t, await api.admin.post(`${V1}/orders/${order.id}/items`, { product_id: product.id, quantity: 1 }), 'an item create waiting on a lock')
   await locker.query('COMMIT')
-  // The handler goes on once the lock is gone, and stops before its insert.
-  t.match(await settled, { code: 'SERVICE_UNAVAILABLE', message: /before its write could start/ }, 'the handler stopped short of its write')
-  t.same((await api.admin.get(`${V1}/orders/${order.id}/items`)).body, [], 'no insert started after the 503')
+  // The handler goes on once the lock is gone, and its transaction does not commit.
+  t.match(await settled, { code: 'SERVICE_UNAVAILABLE', message: /before its write could complete/ }, 'the handler stopped short of its commit')
+  t.same((await api.admin.get(`${V1}/orders/${order.id}/items`)).body, [], 'nothing was written after the 503')
+  t.same((await api.admin.get(`${V1}/events?type=order_items.*`)).body, [], 'and no event recorded')
 })
