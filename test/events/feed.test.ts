@@ -114,6 +114,10 @@ t.test('the feed: admins only, resumable with after, filtered by type and collec
       t.equal(bad.status, 400, query)
       t.equal(bad.body.error.code, 'INVALID_PARAMETER')
     }
+    const post = await api.admin.post(`${V1}/events`, {})
+    t.equal(post.status, 405, 'read-only')
+    t.match(post.headers.get('allow'), /GET/)
+    t.same((await api.admin.get(`/api/v2/events?type=orders.*`)).body.map((e: Event) => e.id), [all[3]!.id, all[4]!.id], 'v2 serves the same feed')
     const unknown = await api.admin.get(`${V1}/events?after=${all[4]!.id + 1000}`)
     t.equal(unknown.status, 400, 'an id that names no event')
     t.same(unknown.body.error.details, [{ field: 'after', reason: 'names no event: use the id of an event you read' }])
