@@ -15,7 +15,20 @@ export interface EventDraft {
   data: Record<string, unknown>
 }
 
+/** Where an event stands in the feed: its transaction, then its id (see PAGE). */
+export interface Position {
+  tx: bigint
+  id: number
+}
+
+/** The position before every event. */
+export const START: Position = { tx: 0n, id: 0 }
+
+export const isAfter = (a: Position, b: Position): boolean => a.tx > b.tx || (a.tx === b.tx && a.id > b.id)
+
 export interface StoredEvent {
+  /** The event's position; not part of its representation. */
+  position: Position
   id: number
   type: string
   collection: string
@@ -26,8 +39,8 @@ export interface StoredEvent {
 }
 
 export interface EventQuery {
-  /** Events after this one (0: from the oldest kept). */
-  after: number
+  /** Events after this position. */
+  after: Position
   /** Exact types, and prefixes of `<collection>.*`; empty: every type. */
   types: readonly string[]
   prefixes: readonly string[]
@@ -62,10 +75,10 @@ const HORIZON = `SELECT least(
                           AND e.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
   )::text AS horizon`
 
-const PAGE = `SELECT id::text AS id, type, collection, item_id, occurred_at, actor_id, data
+const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, occurred_at, actor_id, data
     FROM events
    WHERE tx < $6::xid8
-     AND ($1::bigint = 0 OR (tx, id) > (SELECT tx, id FROM events WHERE id = $1::bigint))
+     AND (tx, id) > ($1::text::xid8, $7::bigint)
      AND (cardinality($2::text[]) = 0 AND cardinality($3::text[]) = 0 OR type = ANY($2::text[]) OR split_part(type, '.', 1) = ANY($3::text[]))
      AND (cardinality($4::text[]) = 0 OR collection = ANY($4::text[]))
    ORDER BY tx, id
@@ -82,24 +95,38 @@ export function eventLog(db: Database) {
 
     async page(query: EventQuery): Promise<StoredEvent[]> {
       const [{ horizon }] = (await db.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
-      const rows = await db.query<StoredEvent & { id: string; occurred_at: Date }>(
+      const rows = await db.query<Omit<StoredEvent, 'position'> & { tx: string; id: string; occurred_at: Date }>(
         PAGE,
-        [query.after, query.types, query.prefixes, query.collections, query.limit, horizon],
+        [String(query.after.tx), query.types, query.prefixes, query.collections, query.limit, horizon, query.after.id],
         'events_page',
       )
-      return rows.map((row) => ({ ...row, id: Number(row.id), occurred_at: row.occurred_at.toISOString() }))
+      return rows.map(({ tx, ...row }) => ({ ...row, position: { tx: BigInt(tx), id: Number(row.id) }, id: Number(row.id), occurred_at: row.occurred_at.toISOString() }))
     },
 
-    /** Whether event `id` is still kept; when not, whether it is older than every kept one (pruned). */
-    async locate(id: number): Promise<'kept' | 'pruned' | 'unknown'> {
-      const rows = await db.query<{ kept: boolean; oldest: string | null }>(
-        'SELECT EXISTS (SELECT 1 FROM events WHERE id = $1) AS kept, (SELECT min(id) FROM events)::text AS oldest',
+    /**
+     * Where event `id` stands; when it is no longer kept, whether it is older than every kept one
+     * (pruned) or names no event at all.
+     */
+    async locate(id: number): Promise<Position | 'pruned' | 'unknown'> {
+      const rows = await db.query<{ tx: string | null; oldest: string | null }>(
+        'SELECT (SELECT tx::text FROM events WHERE id = $1) AS tx, (SELECT min(id) FROM events)::text AS oldest',
         [id],
         'events_locate',
       )
-      const { kept, oldest } = rows[0]!
-      if (kept) return 'kept'
+      const { tx, oldest } = rows[0]!
+      if (tx !== null) return { tx: BigInt(tx), id }
       return oldest === null || id < Number(oldest) ? 'pruned' : 'unknown'
+    },
+
+    /** The position of the newest event below the horizon: where a tail starts. */
+    async end(): Promise<Position> {
+      const [{ horizon }] = (await db.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
+      const rows = await db.query<{ tx: string; id: string }>(
+        'SELECT tx::text AS tx, id::text AS id FROM events WHERE tx < $1::xid8 ORDER BY tx DESC, id DESC LIMIT 1',
+        [horizon],
+        'events_end',
+      )
+      return rows[0] ? { tx: BigInt(rows[0].tx), id: Number(rows[0].id) } : START
     },
 
     /** Deletes events older than `days`. */

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { authorize } from '../auth/access.js'
-import type { EventLog, EventQuery } from '../db/events.js'
+import { START, type EventLog, type EventQuery, type Position } from '../db/events.js'
 import { ApiError, type ErrorDetail } from '../errors.js'
 import { requestPath } from '../http/request-target.js'
 import { appendHeader } from '../http/response-headers.js'
@@ -35,8 +35,15 @@ const EventView = Type.Object({
 /** Every value of a parameter: repeated, or a comma-separated list. */
 const values = (raw: string | string[] | undefined): string[] => [raw ?? []].flat().flatMap((value) => value.split(','))
 
+/** What a feed request asks for: after which event, which ones, how many. */
+interface FeedRequest {
+  afterId: number
+  filter: Pick<EventQuery, 'types' | 'prefixes' | 'collections'>
+  limit: number
+}
+
 /** The query of a feed request; 400 naming every parameter that is not one. */
-function parseFeedQuery(query: RawQuery): EventQuery {
+function parseFeedQuery(query: RawQuery): FeedRequest {
   const problems: ErrorDetail[] = []
   for (const name of Object.keys(query)) if (!PARAMETERS.has(name)) problems.push({ field: name, reason: 'is not a parameter of the event feed' })
   const integer = (name: string, fallback: number, min: number, max: number): number => {
@@ -48,7 +55,7 @@ function parseFeedQuery(query: RawQuery): EventQuery {
     }
     return Number(raw)
   }
-  const after = integer('after', 0, 0, MAX_EVENT_ID)
+  const afterId = integer('after', 0, 0, MAX_EVENT_ID)
   const limit = integer('size', DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
   const types: string[] = []
   const prefixes: string[] = []
@@ -61,15 +68,16 @@ function parseFeedQuery(query: RawQuery): EventQuery {
   const collections = values(query.collection)
   for (const name of collections) if (!COLLECTION.test(name)) problems.push({ field: 'collection', reason: `"${name}" is not a collection name` })
   if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `Invalid query parameters: ${problems.map((p) => p.field).join(', ')}.`, problems)
-  return { after, types, prefixes, collections, limit }
+  return { afterId, filter: { types, prefixes, collections }, limit }
 }
 
-/** 410 when `after` names an event no longer kept; 400 when it names none at all. */
-async function checkAfter(log: EventLog, after: number): Promise<void> {
-  if (after === 0) return
+/** Where event `after` stands: 410 when it is no longer kept, 400 when it names none at all. */
+async function positionOf(log: EventLog, after: number, field: string): Promise<Position> {
+  if (after === 0) return START
   const where = await log.locate(after)
   if (where === 'pruned') throw new ApiError('EVENTS_EXPIRED', `Event ${after} is older than every event still kept; read the items again, then follow the feed from its end.`)
-  if (where === 'unknown') throw new ApiError('INVALID_PARAMETER', undefined, [{ field: 'after', reason: `names no event: use the id of an event you read` }])
+  if (where === 'unknown') throw new ApiError('INVALID_PARAMETER', undefined, [{ field, reason: `names no event: use the id of an event you read` }])
+  return where
 }
 
 export function registerEventFeed(app: FastifyInstance, log: EventLog): void {
@@ -77,10 +85,10 @@ export function registerEventFeed(app: FastifyInstance, log: EventLog): void {
     authorize('admin', request.caller, 'read the events')
     const raw = request.query as RawQuery
     const query = parseFeedQuery(raw)
-    await checkAfter(log, query.after)
-    const events = await log.page(query)
+    const after = await positionOf(log, query.afterId, 'after')
+    const events = await log.page({ after, ...query.filter, limit: query.limit })
     // The feed has no end: `next` resumes after this page, or where it stands when the page is empty.
-    const next = events.at(-1)?.id ?? query.after
+    const next = events.at(-1)?.id ?? query.afterId
     appendHeader(reply, 'link', `<${linkPrefix(requestPath(request), raw, 'after')}after=${next}>; rel="next"`)
     return events
   })
