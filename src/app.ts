@@ -17,6 +17,8 @@ import { eventLog } from './db/events.js'
 import { idempotencyKeys } from './db/idempotency.js'
 import { installEventPruning, registerEventFeed } from './events/feed.js'
 import { createOutbox } from './events/outbox.js'
+import { eventStreams } from './events/stream.js'
+import { createTailer } from './events/tailer.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
@@ -118,6 +120,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installIdempotencyPruning(app, keys)
   const events = eventLog(db)
   installEventPruning(app, events, config.eventsRetentionDays)
+  const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
+  const streams = eventStreams(events, tailer, config.eventStreamsPerCaller)
+  // Streams never end by themselves: ended before the server waits for its requests to finish.
+  app.addHook('preClose', (done) => {
+    streams.closeAll()
+    tailer.close()
+    done()
+  })
   // Events show items as the newest version does, whichever version made the change.
   const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))) }
   for (const version of versions.all) {
@@ -126,7 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
-        registerEventFeed(api, events)
+        registerEventFeed(api, events, streams)
         for (const collection of collections) registerCollection(api, collection, db, version.version, services)
       },
       { prefix: versionPrefix(version.version) },

@@ -27,6 +27,8 @@ export interface Config {
   redisKeyPrefix: string
   /** The change feed keeps events this many days (EVENTS_RETENTION_DAYS); older ones are deleted. */
   eventsRetentionDays: number
+  /** Event streams one caller may hold open at once on an instance (EVENT_STREAMS_PER_CALLER). */
+  eventStreamsPerCaller: number
 }
 
 export interface LimitsConfig {
@@ -223,5 +225,6 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
     eventsRetentionDays: readPositiveInteger(env, 'EVENTS_RETENTION_DAYS', 7),
+    eventStreamsPerCaller: readPositiveInteger(env, 'EVENT_STREAMS_PER_CALLER', 5),
   }
 }

@@ -9,9 +9,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { authorize } from '../auth/access.js'
 import { START, type EventLog, type EventQuery, type Position } from '../db/events.js'
+import { EVENT_STREAM, type EventStreams } from './stream.js'
 import { ApiError, type ErrorDetail } from '../errors.js'
 import { requestPath } from '../http/request-target.js'
 import { appendHeader } from '../http/response-headers.js'
+import type { MediaRouteConfig } from '../http/versioning.js'
 import { linkPrefix } from '../resources/list-query/links.js'
 import type { RawQuery } from '../resources/list-query/parse.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
@@ -80,11 +82,26 @@ async function positionOf(log: EventLog, after: number, field: string): Promise<
   return where
 }
 
-export function registerEventFeed(app: FastifyInstance, log: EventLog): void {
-  app.get('/events', { schema: { response: { 200: Type.Array(EventView) } } }, async (request: FastifyRequest, reply) => {
+/** `Last-Event-ID`, which a reconnecting EventSource sends: an event id, else a 400. */
+function lastEventId(request: FastifyRequest): number | undefined {
+  const header = request.headers['last-event-id']
+  if (header === undefined || header === '') return undefined
+  if (typeof header !== 'string' || !/^\d{1,16}$/.test(header)) throw new ApiError('BAD_REQUEST', 'Last-Event-ID must be the id of an event.', [{ field: 'Last-Event-ID', reason: 'is not an event id' }])
+  return Number(header)
+}
+
+export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: EventStreams): void {
+  const config: MediaRouteConfig = { mediaTypes: [EVENT_STREAM] }
+  app.get('/events', { config, schema: { response: { 200: Type.Array(EventView) } } }, async (request: FastifyRequest, reply) => {
     authorize('admin', request.caller, 'read the events')
     const raw = request.query as RawQuery
     const query = parseFeedQuery(raw)
+    if (request.responseType === EVENT_STREAM) {
+      // A reconnecting client's Last-Event-ID wins over the after= of the URL it first opened.
+      const resumed = lastEventId(request)
+      const start = await positionOf(log, resumed ?? query.afterId, resumed === undefined ? 'after' : 'Last-Event-ID')
+      return streams.open(request, reply, start, query.filter)
+    }
     const after = await positionOf(log, query.afterId, 'after')
     const events = await log.page({ after, ...query.filter, limit: query.limit })
     // The feed has no end: `next` resumes after this page, or where it stands when the page is empty.

@@ -41,17 +41,22 @@ function weightOf(ranges: MediaRange[], type: string): number {
 export type Negotiated = { mediaType: string } | { refused: string }
 
 /**
- * The media type to answer a request for `version` with: JSON, or this version's vendor type
- * when Accept names it at a weight no lower than JSON's. Another version's vendor type is not
+ * The media type to answer a request for `version` with: JSON, this version's vendor type when
+ * Accept names it at a weight no lower than JSON's, or one of the route's `offers` so named. Another version's vendor type is not
  * on offer, so an Accept that asks only for it is refused like any other (RFC 9110 §15.5.7).
  */
-export function negotiate(accept: string | undefined, version: number): Negotiated {
+export function negotiate(accept: string | undefined, version: number, offers: readonly string[] = []): Negotiated {
   // Most requests: no Accept, `*/*`, or JSON by name.
   if (accept === undefined || accept === '*/*' || accept === JSON_MEDIA_TYPE) return { mediaType: JSON_MEDIA_TYPE }
   const ranges = mediaRanges(accept)
   const vendor = vendorType(version)
   const json = weightOf(ranges, JSON_MEDIA_TYPE)
   const vendorWeight = ranges.some((r) => r.type === vendor) ? weightOf(ranges, vendor) : 0
+  // A route's other media type (the event stream) when Accept names it, above JSON.
+  for (const offer of offers) {
+    const weight = ranges.some((r) => r.type === offer) ? weightOf(ranges, offer) : 0
+    if (weight > 0 && weight >= json && weight >= vendorWeight) return { mediaType: offer }
+  }
   if (vendorWeight > 0 && vendorWeight >= json) return { mediaType: vendor }
   if (json > 0) return { mediaType: JSON_MEDIA_TYPE }
   const other = ranges.find((r) => r.q > 0 && VENDOR_TYPE.test(r.type))

@@ -138,6 +138,11 @@ declare module 'fastify' {
  * Registers the hooks of one version's routes: the response's media type from Accept (406 when
  * none fits), `Vary: Accept`, and the deprecation notice of a deprecated version.
  */
+/** A route that answers in another media type too, when Accept asks for it (the event stream). */
+export interface MediaRouteConfig {
+  mediaTypes?: readonly string[]
+}
+
 export function installVersion(api: FastifyInstance, versions: Versions, version: ApiVersion): void {
   const notice = versions.notice(version)
   api.addHook('onRequest', (request, reply, done) => {
@@ -145,7 +150,7 @@ export function installVersion(api: FastifyInstance, versions: Versions, version
     notice?.(request, reply)
     // A body over the limit is a 413 before anything else (the order of checks).
     if (Number(request.headers['content-length']) > BODY_LIMIT) return done()
-    const negotiated = negotiate(request.headers.accept, version.version)
+    const negotiated = negotiate(request.headers.accept, version.version, (request.routeOptions.config as MediaRouteConfig).mediaTypes)
     if ('refused' in negotiated) return done(new ApiError('NOT_ACCEPTABLE', negotiated.refused))
     request.responseType = negotiated.mediaType
     done()

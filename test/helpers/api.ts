@@ -87,6 +87,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     eventsRetentionDays: 7,
+    eventStreamsPerCaller: 5,
     ...overrides,
   }
 }

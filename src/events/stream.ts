@@ -1,0 +1,94 @@
+/**
+ * The change feed as server-sent events (HTML Living Standard §9.2): `GET /events` with
+ * `Accept: text/event-stream`. A stream starts after `Last-Event-ID` (what a browser's EventSource
+ * sends when it reconnects) or `after=`, catches up from the table, then joins this instance's
+ * tail. Any instance can resume any stream: positions live in the table, not in a process.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { EventLog, Position, StoredEvent } from '../db/events.js'
+import { ApiError } from '../errors.js'
+import { matches, type EventFilter, type Subscriber, type Tailer } from './tailer.js'
+
+export const EVENT_STREAM = 'text/event-stream'
+/** The reconnection delay a stream asks its clients for (`retry:`). */
+const RETRY_MS = 2000
+/** A comment line this often keeps proxies from closing an idle stream. */
+const HEARTBEAT_MS = 15_000
+/** Events read from the table at once while a stream catches up. */
+const CATCH_UP_BATCH = 500
+
+/** The event as the feed shows it: its position stays inside. */
+const eventJson = ({ position: _, ...event }: StoredEvent) => JSON.stringify(event)
+
+export interface EventStreams {
+  /** Answers `request` with a stream of the events after `start` that pass `filter`. */
+  open(request: FastifyRequest, reply: FastifyReply, start: Position, filter: EventFilter): Promise<void>
+  /** Ends every stream (shutdown): their clients reconnect, to another instance. */
+  closeAll(): void
+}
+
+export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): EventStreams {
+  const open = new Set<ServerResponse>()
+  const byCaller = new Map<string, number>()
+
+  /** Sends everything after the subscriber's position from the table, until it has read to the end. */
+  async function catchUp(subscriber: Subscriber): Promise<void> {
+    for (;;) {
+      // Unfiltered, so that the position moves over the events the filter leaves out too.
+      const page = await log.page({ after: subscriber.position, types: [], prefixes: [], collections: [], limit: CATCH_UP_BATCH })
+      for (const event of page) {
+        subscriber.position = event.position
+        if (matches(subscriber.filter, event)) subscriber.deliver(event)
+      }
+      if (page.length < CATCH_UP_BATCH) return
+    }
+  }
+
+  return {
+    async open(request, reply, start, filter) {
+      const caller = request.caller!.user.id
+      const streams = byCaller.get(caller) ?? 0
+      if (streams >= perCaller) {
+        throw new ApiError('RATE_LIMITED', `At most ${perCaller} event streams at once per caller; close one first.`, [], { headers: { 'retry-after': String(RETRY_MS / 1000) } })
+      }
+      byCaller.set(caller, streams + 1)
+      reply.hijack()
+      const raw = reply.raw
+      raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-type': `${EVENT_STREAM}; charset=utf-8`, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
+      raw.write(`retry: ${RETRY_MS}\n\n`)
+      const subscriber: Subscriber = {
+        position: start,
+        filter,
+        deliver: (event) => void raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`),
+      }
+      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS)
+      let closed = false
+      raw.once('close', () => {
+        closed = true
+        clearInterval(heartbeat)
+        tailer.leave(subscriber)
+        open.delete(raw)
+        byCaller.set(caller, byCaller.get(caller)! - 1)
+        if (byCaller.get(caller) === 0) byCaller.delete(caller)
+      })
+      open.add(raw)
+      try {
+        // Join the tail once caught up; if it has moved on past what it keeps, catch up again.
+        do await catchUp(subscriber)
+        while (!closed && !(await tailer.join(subscriber)))
+        if (closed) tailer.leave(subscriber)
+      } catch (error) {
+        request.log.error({ err: error }, 'event stream failed')
+        raw.end()
+      }
+    },
+    closeAll() {
+      // Ended, then dropped: a client that stopped reading would otherwise hold the shutdown.
+      for (const raw of open) raw.end(() => raw.destroy())
+      setImmediate(() => {
+        for (const raw of open) raw.destroy()
+      })
+    },
+  }
+}

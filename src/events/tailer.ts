@@ -1,0 +1,113 @@
+/**
+ * One tail of the event log per instance, fanned out to its open streams (DESIGN "Events"). It
+ * reads what is new at most every TAIL_EVERY_MS while a stream is open, and keeps the last events
+ * it read, so that a stream that has caught up from the table joins without a gap: it gets what
+ * the tail read after its own position, then every new batch.
+ */
+import { isAfter, type EventLog, type EventQuery, type Position, type StoredEvent } from '../db/events.js'
+
+/** How often the tail reads the log while a stream is open: an event reaches a stream within this. */
+export const TAIL_EVERY_MS = 250
+/** Events the tail reads at once. */
+const BATCH = 500
+/** Recent events kept for streams that join; one that is further behind catches up from the table. */
+const KEPT = 2000
+
+export type EventFilter = Pick<EventQuery, 'types' | 'prefixes' | 'collections'>
+
+export interface Subscriber {
+  /** The last event it has, moved forward by `deliver`. */
+  position: Position
+  filter: EventFilter
+  deliver(event: StoredEvent): void
+}
+
+export const matches = (filter: EventFilter, event: StoredEvent): boolean =>
+  (filter.types.length === 0 && filter.prefixes.length === 0 ? true : filter.types.includes(event.type) || filter.prefixes.includes(event.collection)) &&
+  (filter.collections.length === 0 || filter.collections.includes(event.collection))
+
+function send(subscriber: Subscriber, event: StoredEvent): void {
+  if (!isAfter(event.position, subscriber.position)) return
+  subscriber.position = event.position
+  if (matches(subscriber.filter, event)) subscriber.deliver(event)
+}
+
+export interface Tailer {
+  /**
+   * Adds a subscriber that has read the table up to its position, with what the tail read since;
+   * false when the tail's kept events do not reach back that far (read the table again first).
+   */
+  join(subscriber: Subscriber): Promise<boolean>
+  leave(subscriber: Subscriber): void
+  close(): void
+}
+
+export function createTailer(log: EventLog, onError: (error: unknown) => void): Tailer {
+  const subscribers = new Set<Subscriber>()
+  /** Where the kept events begin (exclusive) and end. */
+  let from: Position | undefined
+  let position: Position | undefined
+  let kept: StoredEvent[] = []
+  let timer: NodeJS.Timeout | undefined
+  let starting: Promise<void> | undefined
+  let reading = false
+
+  async function read(): Promise<void> {
+    if (reading || !position) return
+    reading = true
+    try {
+      for (;;) {
+        const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH })
+        if (batch.length === 0) break
+        position = batch.at(-1)!.position
+        kept.push(...batch)
+        if (kept.length > KEPT) {
+          from = kept[kept.length - KEPT - 1]!.position
+          kept = kept.slice(-KEPT)
+        }
+        for (const subscriber of subscribers) for (const event of batch) send(subscriber, event)
+        if (batch.length < BATCH) break
+      }
+    } catch (error) {
+      onError(error)
+    } finally {
+      reading = false
+    }
+  }
+
+  function stop(): void {
+    clearInterval(timer)
+    timer = undefined
+    from = position = undefined
+    kept = []
+  }
+
+  return {
+    async join(subscriber) {
+      // The first stream starts the tail at the log's end; streams joining meanwhile wait for it.
+      if (!position) {
+        starting ??= log
+          .end()
+          .then((end) => {
+            position = from = end
+            timer = setInterval(() => void read(), TAIL_EVERY_MS)
+          })
+          .finally(() => (starting = undefined))
+        await starting
+      }
+      if (isAfter(from!, subscriber.position)) return false
+      for (const event of kept) send(subscriber, event)
+      subscribers.add(subscriber)
+      return true
+    },
+    leave(subscriber) {
+      subscribers.delete(subscriber)
+      // Nobody listening: no reads, and a later stream starts the tail afresh.
+      if (subscribers.size === 0) stop()
+    },
+    close() {
+      subscribers.clear()
+      stop()
+    },
+  }
+}
