@@ -63,16 +63,18 @@ const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, data)
  * transaction. Here events are read in the order of their transactions' ids, (tx, id), and only
  * below the smallest id of a transaction still writing events, which every write announces by
  * locking the table as it begins (src/resources/write-handlers.ts); a transaction that begins
- * later gets an id above this snapshot's xmax. So a reader resuming after its last event never
- * skips one, and a long transaction elsewhere in the cluster (another database) holds nothing up.
+ * later gets an id above this snapshot's xmax. A writer's id is read from pg_stat_activity, which
+ * has it as soon as the snapshot does (its transaction lock may not be in pg_locks yet). So a
+ * reader resuming after its last event never skips one, and a long transaction elsewhere in the
+ * cluster (another database) holds nothing up.
  */
 const HORIZON = `SELECT least(
     pg_snapshot_xmax(pg_current_snapshot()),
     (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-      WHERE x::xid IN (SELECT t.transactionid FROM pg_locks t JOIN pg_locks e USING (virtualtransaction)
-                        WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
-                          AND e.locktype = 'relation' AND e.relation = 'events'::regclass
-                          AND e.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+      WHERE x::xid IN (SELECT a.backend_xid FROM pg_locks e JOIN pg_stat_activity a USING (pid)
+                        WHERE e.locktype = 'relation' AND e.relation = 'events'::regclass AND e.granted
+                          AND e.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                          AND a.backend_xid IS NOT NULL))
   )::text AS horizon`
 
 const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, occurred_at, actor_id, data

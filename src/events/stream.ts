@@ -5,6 +5,7 @@
  * tail. Any instance can resume any stream: positions live in the table, not in a process.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import { finished } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { EventLog, Position, StoredEvent } from '../db/events.js'
 import { ApiError } from '../errors.js'
@@ -57,21 +58,25 @@ export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): 
       const raw = reply.raw
       raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-type': `${EVENT_STREAM}; charset=utf-8`, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
       raw.write(`retry: ${RETRY_MS}\n\n`)
+      let closed = false
       const subscriber: Subscriber = {
         position: start,
         filter,
-        deliver: (event) => void raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`),
+        // A catch-up page may still be arriving after the client has gone.
+        deliver: (event) => void (closed || raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`)),
       }
       const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS)
-      let closed = false
-      raw.once('close', () => {
+      const cleanUp = () => {
+        if (closed) return
         closed = true
         clearInterval(heartbeat)
         tailer.leave(subscriber)
         open.delete(raw)
         byCaller.set(caller, byCaller.get(caller)! - 1)
         if (byCaller.get(caller) === 0) byCaller.delete(caller)
-      })
+      }
+      // A client gone before this point has already had its `close`: finished() reports it anyway.
+      finished(raw, cleanUp)
       open.add(raw)
       try {
         // Join the tail once caught up; if it has moved on past what it keeps, catch up again.

@@ -51,14 +51,17 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
   let timer: NodeJS.Timeout | undefined
   let starting: Promise<void> | undefined
   let reading = false
+  /** Moves on each stop: a read or a start that resumes after it belongs to a tail that is gone. */
+  let generation = 0
 
   async function read(): Promise<void> {
     if (reading || !position) return
     reading = true
+    const current = generation
     try {
       for (;;) {
         const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH })
-        if (batch.length === 0) break
+        if (batch.length === 0 || current !== generation) break
         position = batch.at(-1)!.position
         kept.push(...batch)
         if (kept.length > KEPT) {
@@ -76,6 +79,7 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
   }
 
   function stop(): void {
+    generation += 1
     clearInterval(timer)
     timer = undefined
     from = position = undefined
@@ -86,14 +90,18 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     async join(subscriber) {
       // The first stream starts the tail at the log's end; streams joining meanwhile wait for it.
       if (!position) {
+        const current = generation
         starting ??= log
           .end()
           .then((end) => {
+            if (current !== generation) return
             position = from = end
-            timer = setInterval(() => void read(), TAIL_EVERY_MS)
+            timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
           })
           .finally(() => (starting = undefined))
         await starting
+        // Stopped meanwhile (the service is closing): the stream catches up again, or ends.
+        if (!position) return false
       }
       if (isAfter(from!, subscriber.position)) return false
       for (const event of kept) send(subscriber, event)

@@ -24,7 +24,7 @@ export interface Store {
   /** The row in `scope`, on the pool or in a transaction. */
   find(scope: Scope, on?: Statements): Promise<Row | null>
   exists(scope: Scope, on?: Statements): Promise<boolean>
-  /** The row, when `tx` changed it (its updated_at moved in this transaction: a trigger's doing). */
+  /** The row, when `tx` changed it (a trigger's doing). */
   findChanged(tx: Statements, scope: Scope): Promise<Row | null>
   /** The row, locked against other writers until `tx` ends. */
   lock(tx: Statements, scope: Scope, strength: LockStrength): Promise<Row | null>
@@ -93,8 +93,8 @@ function rowStatements(table: string, columns: readonly string[]) {
   return {
     read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false) {
       const keys = scoped(scope)
-      // now() is the transaction's start; a change in it sets updated_at from clock_timestamp(), truncated to milliseconds.
-      const changed = changedHere ? ` AND "updated_at" >= date_trunc('milliseconds', now())` : ''
+      // The row version this transaction wrote (its trigger's doing) has this transaction's id as xmin.
+      const changed = changedHere ? ` AND "xmin" = pg_current_xact_id()::xid` : ''
       const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}`, () =>
         `SELECT ${list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
       )

@@ -17,6 +17,7 @@ import type { Collection, TransitionContext, WriteData } from './collection.js'
 import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
 import { checkWritable, type FieldPermissions } from './permissions.js'
 import type { Representation, Row } from './represent.js'
+import type { Scope } from './store.js'
 import { checkInitial, planMove } from './states.js'
 import { changes, checkReadOnly, fullData, patchData, toColumns } from './writes.js'
 
@@ -43,6 +44,21 @@ async function writeOnlyColumns({ collection, version }: HandlerContext, request
     if (body[name] !== undefined && body[name] !== null) columns[field.column] = await field.store(body[name])
   }
   return columns
+}
+
+/**
+ * The write-only columns of a replace or patch, hashed before its transaction. A body that sets one
+ * is checked first (404, 403), unlocked, so that nobody can make the service hash for an item
+ * they may not change; the transaction checks again under the lock.
+ */
+async function secretsOf(context: HandlerContext, request: WriteRequest, params: Params, scope: Scope): Promise<Row> {
+  const writeOnly = Object.keys(context.collection.options.writeOnly ?? {})
+  const body = request.body as Body | undefined
+  if (!writeOnly.some((name) => body?.[name] !== undefined && body[name] !== null)) return {}
+  const row = await context.store.find(scope)
+  if (!row) throw notFound()
+  await context.standing(request, 'update', params, row)
+  return writeOnlyColumns(context, request)
 }
 
 /**
@@ -140,7 +156,7 @@ async function update(
   const params = request.params
   context.authorize(request, 'update')
   const scope = scopeOf(params)
-  const secrets = await writeOnlyColumns(context, request)
+  const secrets = await secretsOf(context, request, params, scope)
   const { row, standing } = await inTransaction(context, request, reply, async (tx, record) => {
     const row = await store.lock(tx, scope, 'change')
     if (!row) throw notFound()
