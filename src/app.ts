@@ -15,7 +15,7 @@ import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
 import { eventLog } from './db/events.js'
 import { idempotencyKeys } from './db/idempotency.js'
-import { installEventPruning, registerEventFeed } from './events/feed.js'
+import { registerEventFeed } from './events/feed.js'
 import { createOutbox } from './events/outbox.js'
 import { eventStreams } from './events/stream.js'
 import { createTailer } from './events/tailer.js'
@@ -26,7 +26,7 @@ import { installResponseHeaders } from './http/response-headers.js'
 import { memoryCounters, redisCounters, type Counters } from './http/counters.js'
 import { installRateLimit } from './http/rate-limit.js'
 import { installHealth, type Lifecycle } from './http/health.js'
-import { installIdempotencyPruning } from './http/idempotency.js'
+import { every, PRUNE_EVERY_MS } from './http/housekeeping.js'
 import { RouteTable } from './http/routes.js'
 import { serverFactory } from './http/server-factory.js'
 import { installTimeLimit } from './http/time-limit.js'
@@ -117,9 +117,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onRequest', rejectUnusableCredentials)
   const throttles = signInThrottles(counters)
   const keys = idempotencyKeys(db)
-  installIdempotencyPruning(app, keys)
+  every(app, PRUNE_EVERY_MS, 'delete expired idempotency keys', () => keys.prune())
   const events = eventLog(db)
-  installEventPruning(app, events, config.eventsRetentionDays)
+  every(app, PRUNE_EVERY_MS, 'delete expired events', () => events.prune(config.eventsRetentionDays))
   const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
   const streams = eventStreams(events, tailer, config.eventStreamsPerCaller)
   // Streams never end by themselves: ended before the server waits for its requests to finish.

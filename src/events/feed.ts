@@ -110,14 +110,3 @@ export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: 
     return events
   })
 }
-
-/** How often events past their retention are deleted. */
-const PRUNE_EVERY_MS = 60 * 60_000
-
-/** Deletes events older than `days` now and then; every instance may, deleting twice is harmless. */
-export function installEventPruning(app: FastifyInstance, log: EventLog, days: number): void {
-  const prune = () => log.prune(days).catch((error: unknown) => app.log.warn({ err: error }, 'could not delete expired events'))
-  const timer = setInterval(prune, PRUNE_EVERY_MS)
-  timer.unref()
-  app.addHook('onClose', () => clearInterval(timer))
-}

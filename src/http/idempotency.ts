@@ -7,7 +7,7 @@
  * first is still running, 409.
  */
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdempotencyKeys, StoredResponse } from '../db/idempotency.js'
 import { ApiError } from '../errors.js'
 import { errorBody, toApiError } from './error-handler.js'
@@ -80,16 +80,4 @@ export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: 
   }
   // Most creates carry no key: they pay for one header lookup, not for another async layer.
   return (request, reply) => (request.headers['idempotency-key'] === undefined ? handler(request, reply) : keyed(request, reply))
-}
-
-/** How often keys past their 24 hours are deleted. */
-const PRUNE_EVERY_MS = 60 * 60_000
-
-/** Deletes expired keys now and then; every instance may, deleting twice is harmless. */
-export function installIdempotencyPruning(app: FastifyInstance, keys: IdempotencyKeys): void {
-  const timer = setInterval(() => {
-    keys.prune().catch((error: unknown) => app.log.warn({ err: error }, 'could not delete expired idempotency keys'))
-  }, PRUNE_EVERY_MS)
-  timer.unref()
-  app.addHook('onClose', () => clearInterval(timer))
 }
