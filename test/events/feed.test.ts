@@ -1,19 +1,12 @@
 // The outbox and the change feed (DESIGN "Events"): one event per committed change, in its
 // transaction; none for a write that fails; GET /events for admins, resumable, filtered, paged.
 import t from 'tap'
-import { eventLog } from '../../src/db/events.js'
+import { eventLog, type StoredEvent } from '../../src/db/events.js'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
-interface Event {
-  id: number
-  type: string
-  collection: string
-  item_id: string
-  occurred_at: string
-  actor_id: string | null
-  data: Record<string, unknown>
-}
+/** An event as the feed shows it: its position stays inside the service. */
+type Event = Omit<StoredEvent, 'position'>
 
 const feed = async (api: Api, query = ''): Promise<Event[]> => {
   const answer = await api.admin.get(`${V1}/events${query}`)

@@ -2,6 +2,7 @@
 // conventions, and can add rules with hooks. `gadgets` is a collection only this test declares.
 import t, { type Test } from 'tap'
 import { Type } from 'typebox'
+import { usersCollection } from '../../src/collections/users/index.js'
 import { ApiError } from '../../src/errors.js'
 import { defineCollection, type WriteContext } from '../../src/resources/collection.js'
 import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
@@ -91,3 +92,22 @@ t.test('cursor paging refuses to sort by a field that may be null', async (t) =>
   })
   t.equal(parseListQuery({ sort: 'description' }, nullable.listSpec).sort[0]!.field.name, 'description', 'page numbers still sort by it')
 })
+
+t.test('a write-only field is stored (hashed) only once the item is found and the caller may change it', (t) =>
+  eachKind(t, async (t, kind) => {
+    let stored = 0
+    const base = usersCollection('open').options
+    const users = defineCollection({
+      ...base,
+      writeOnly: { password: { column: 'passwordHash', store: async (value) => (stored++, `hashed ${String(value)}`) } },
+    })
+    const api = await startApi(t, kind, undefined, { collections: [users] })
+    const [alice, bob] = [await api.newUser(), await api.newUser()]
+    const password = { password: 'a long new password' }
+    t.equal((await alice.api.patch(`${V1}/users/${bob.id}`, password)).status, 403)
+    t.equal((await alice.api.patch(`${V1}/users/01890000-0000-7000-8000-000000000000`, password)).status, 404)
+    t.equal(stored, 0, 'nothing hashed for a 403 or a 404')
+    t.equal((await alice.api.patch(`${V1}/users/${alice.id}`, password)).status, 200)
+    t.equal(stored, 1)
+  }),
+)
