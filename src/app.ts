@@ -34,6 +34,10 @@ import { AJV_OPTIONS } from './http/validator.js'
 import { installCanonicalPaths, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
+import { webhookDeliveries } from './db/webhooks.js'
+import { webhookCollections } from './webhooks/collections.js'
+import { createSender } from './webhooks/send.js'
+import { startWorker, type WebhookWorker } from './webhooks/worker.js'
 
 export interface BuildOptions {
   /** An already open database (tests); otherwise the configured one is opened and closed with the app. */
@@ -81,7 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const db = options.database ?? (await openDatabase(config.database))
   const versions = new Versions(options.versions ?? apiVersions)
   const store = accounts(db)
-  const collections = options.collections ?? shopCollections(config.auth.registration)
+  const collections = [...(options.collections ?? shopCollections(config.auth.registration)), ...webhookCollections(config.webhooks.allowPrivate)]
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
     logController: new RequestLog(),
@@ -123,10 +127,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
   const streams = eventStreams(events, tailer, config.eventStreamsPerCaller)
   // Streams never end by themselves: ended before the server waits for its requests to finish.
-  app.addHook('preClose', (done) => {
+  // The webhook worker stops too, giving back what it was delivering (the database stays open until onClose).
+  let worker: WebhookWorker | undefined
+  app.addHook('preClose', async () => {
     streams.closeAll()
     tailer.close()
-    done()
+    await worker?.stop()
   })
   // Events show items as the newest version does, whichever version made the change.
   const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))) }
@@ -148,6 +154,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
     const admin = config.auth.admin
     if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
+    worker = startWorker(webhookDeliveries(db), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
     lifecycle.phase = 'ready'
   })
   if (options.start !== 'later') await app.start()

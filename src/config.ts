@@ -29,6 +29,20 @@ export interface Config {
   eventsRetentionDays: number
   /** Event streams one caller may hold open at once on an instance (EVENT_STREAMS_PER_CALLER). */
   eventStreamsPerCaller: number
+  webhooks: WebhooksConfig
+}
+
+export interface WebhooksConfig {
+  /**
+   * Deliver to private, loopback and link-local addresses, and over plain http
+   * (WEBHOOKS_ALLOW_PRIVATE): for tests and receivers on a private network. Off: https to public
+   * addresses only, checked when connecting.
+   */
+  allowPrivate: boolean
+  /** A receiver that has not answered in this many milliseconds has failed the attempt (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number
+  /** The first retry's delay; the later ones are multiples of it (WEBHOOK_RETRY_BASE_MS; src/webhooks/schedule.ts). */
+  retryBaseMs: number
 }
 
 export interface LimitsConfig {
@@ -226,5 +240,10 @@ export function loadConfig(env: Env = process.env): Config {
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
     eventsRetentionDays: readPositiveInteger(env, 'EVENTS_RETENTION_DAYS', 7),
     eventStreamsPerCaller: readPositiveInteger(env, 'EVENT_STREAMS_PER_CALLER', 5),
+    webhooks: {
+      allowPrivate: readBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+      timeoutMs: readPositiveInteger(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+      retryBaseMs: readPositiveInteger(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1),
+    },
   }
 }

@@ -1,5 +1,5 @@
 /** The events table: appended in a change's transaction, read by the change feed, pruned by age. */
-import type { Database, Transaction } from './client.js'
+import type { Database, Statements, Transaction } from './client.js'
 
 /** The table every write announces itself on (TransactionOptions.announce). */
 export const EVENTS_TABLE = 'events'
@@ -86,6 +86,12 @@ const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, 
    ORDER BY tx, id
    LIMIT $5`
 
+/** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
+export async function horizonOf(statements: Statements): Promise<string> {
+  const [{ horizon }] = (await statements.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
+  return horizon
+}
+
 export function eventLog(db: Database) {
   return {
     /** Writes the drafts as the last statement of the change's transaction `tx`, sent with its COMMIT. */
@@ -96,7 +102,7 @@ export function eventLog(db: Database) {
     },
 
     async page(query: EventQuery): Promise<StoredEvent[]> {
-      const [{ horizon }] = (await db.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
+      const horizon = await horizonOf(db)
       const rows = await db.query<Omit<StoredEvent, 'position'> & { tx: string; id: string; occurred_at: Date }>(
         PAGE,
         [String(query.after.tx), query.types, query.prefixes, query.collections, query.limit, horizon, query.after.id],
@@ -122,7 +128,7 @@ export function eventLog(db: Database) {
 
     /** The position of the newest event below the horizon: where a tail starts. */
     async end(): Promise<Position> {
-      const [{ horizon }] = (await db.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
+      const horizon = await horizonOf(db)
       const rows = await db.query<{ tx: string; id: string }>(
         'SELECT tx::text AS tx, id::text AS id FROM events WHERE tx < $1::xid8 ORDER BY tx DESC, id DESC LIMIT 1',
         [horizon],

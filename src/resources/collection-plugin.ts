@@ -20,6 +20,15 @@ function responseSchemas(schemas: { item: TObject; summary: TObject }, restricte
   return restricted.length === 0 ? schemas : { item: optional(schemas.item), summary: optional(schemas.summary) }
 }
 
+/** The create's response: the item, and the write-only fields it shows that once. */
+function createdSchema(collection: Collection, item: TObject): TObject {
+  const { shownOnCreate } = collection
+  if (shownOnCreate.length === 0) return item
+  const given = collection.options.schemas.create.properties
+  const shown = Object.fromEntries(shownOnCreate.map((name) => [name, given[name]!]))
+  return { ...item, properties: { ...item.properties, ...shown }, required: [...(item.required ?? []), ...shownOnCreate] } as TObject
+}
+
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
 export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: WriteServices & { keys: IdempotencyKeys }): void {
   const { parent } = collection.options
@@ -33,8 +42,9 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const write = { config, attachValidation: true, preValidation: requireBody }
 
   app.get(base, { config, schema: { response: { 200: Type.Array(schemas.summary) } } }, listHandler(context))
-  app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: schemas.item } } }, idempotent(createHandler(context), keys))
   app.get(item, { config, schema: { response: { 200: schemas.item } } }, readHandler(context))
+  if (collection.options.writes === false) return
+  app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: createdSchema(collection, schemas.item) } } }, idempotent(createHandler(context), keys))
   app.put<WriteRoute>(item, { ...write, schema: { body: bodies.replace, response: { 200: schemas.item } } }, replaceHandler(context))
   app.patch<WriteRoute>(item, { ...write, schema: { body: bodies.patch, response: { 200: schemas.item } } }, patchHandler(context))
   app.delete(item, { config }, deleteHandler(context))

@@ -126,13 +126,19 @@ export interface CollectionOptions {
   requireIfMatch?: boolean
   /** Fields that an API version shows differently, by version number (src/resources/versions.ts). */
   versions?: Readonly<Record<number, VersionView>>
+  /** `false`: clients only read here (a log the service keeps); the other methods are 405. */
+  writes?: false
 }
 
 export interface WriteOnlyField {
   /** The model field that stores it. */
   column: string
   /** The stored value for a written one. */
-  store(value: unknown): Promise<unknown>
+  store(value: unknown): unknown
+  /** The value a create that leaves the field out gets (a generated secret). */
+  generate?(): string
+  /** The create's response shows the value, that once: a secret the client must keep. */
+  shownOnCreate?: boolean
 }
 
 export interface Collection {
@@ -143,6 +149,8 @@ export interface Collection {
   readonly summaryFields: readonly Field[]
   readonly readOnly: readonly string[]
   readonly writeOnly: readonly string[]
+  /** Write-only fields the create's response shows, that once. */
+  readonly shownOnCreate: readonly string[]
   /** Whose items these are: an owner field of their own, their parent's owner, or nobody's. */
   readonly ownership: { readonly kind: 'own'; readonly column: string } | { readonly kind: 'parent'; readonly column: string } | { readonly kind: 'none' }
   /** Read-only fields a PUT may echo but never change: the id, the creation time, the parent, the owner. */
@@ -221,6 +229,7 @@ export function defineCollection(options: CollectionOptions): Collection {
     summaryFields,
     readOnly,
     writeOnly,
+    shownOnCreate: writeOnly.filter((f) => options.writeOnly![f]!.shownOnCreate),
     ownership: options.owner
       ? { kind: 'own', column: field.get(options.owner)!.column }
       : parentOwner

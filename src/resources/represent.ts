@@ -9,10 +9,12 @@ type Convert = (value: unknown) => unknown
 const asIs: Convert = (value) => value
 // Prisma returns DECIMAL columns as Decimal objects; every amount we store fits a double exactly enough.
 const decimal: Convert = (value) => (value === null ? null : Number(value))
+// BIGINT columns come as strings from pg and as bigints from Prisma; the ids they hold are safe integers.
+const integer: Convert = (value) => (typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value)
 const timestamp: Convert = (value) => (value instanceof Date ? value.toISOString() : value)
 
 const converterOf = (field: Field): Convert =>
-  field.kind === 'number' ? decimal : field.kind === 'datetime' ? timestamp : asIs
+  field.kind === 'number' ? decimal : field.kind === 'integer' ? integer : field.kind === 'datetime' ? timestamp : asIs
 
 /** A field computed from stored values when represented; `from` names them (JSON names). */
 export interface ComputedField {

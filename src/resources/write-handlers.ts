@@ -32,18 +32,28 @@ function validBody({ version }: HandlerContext, request: WriteRequest): Body {
   return version.fromView(request.body)
 }
 
+/** The write-only fields a write sets: their stored values, and the values its response shows. */
+interface Secrets {
+  columns: Row
+  shown: Representation
+}
+
 /**
  * The stored values of the write-only fields the body sets (a password's hash), computed before
- * the transaction: a password's scrypt takes 0.45 s, which no row lock should wait for.
+ * the transaction: a password's scrypt takes 0.45 s, which no row lock should wait for. A create
+ * generates those it leaves out that the collection generates (a signing secret).
  */
-async function writeOnlyColumns({ collection, version }: HandlerContext, request: WriteRequest): Promise<Row> {
-  const columns: Row = {}
-  if (request.validationError) return columns
+async function writeOnlyColumns({ collection, version }: HandlerContext, request: WriteRequest, operation: 'create' | 'change'): Promise<Secrets> {
+  const secrets: Secrets = { columns: {}, shown: {} }
+  if (request.validationError) return secrets
   const body = version.fromView(request.body)
   for (const [name, field] of Object.entries(collection.options.writeOnly ?? {})) {
-    if (body[name] !== undefined && body[name] !== null) columns[field.column] = await field.store(body[name])
+    const value = body[name] ?? (operation === 'create' ? field.generate?.() : undefined)
+    if (value === undefined || value === null) continue
+    secrets.columns[field.column] = await field.store(value)
+    if (operation === 'create' && field.shownOnCreate) secrets.shown[name] = value
   }
-  return columns
+  return secrets
 }
 
 /**
@@ -58,7 +68,7 @@ async function secretsOf(context: HandlerContext, request: WriteRequest, params:
   const row = await context.store.find(scope)
   if (!row) throw notFound()
   await context.standing(request, 'update', params, row)
-  return writeOnlyColumns(context, request)
+  return (await writeOnlyColumns(context, request, 'change')).columns
 }
 
 /**
@@ -122,11 +132,11 @@ export const createHandler = (context: HandlerContext) =>
     checkWritable(permissions[standing], body)
     if (states) checkInitial(states, body)
     const data = fullData(collection, body, permissions[standing].locked)
-    const secrets = await writeOnlyColumns(context, request)
+    const secrets = await writeOnlyColumns(context, request, 'create')
     const row = await inTransaction(context, request, reply, async (tx, record) => {
       await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, tx })
       const now = new Date()
-      const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets, ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
       record(collection, 'created', created)
       return created
     }).catch((error: unknown) => {
@@ -135,7 +145,7 @@ export const createHandler = (context: HandlerContext) =>
       throw orphan ? notFound() : error
     })
     reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
-    return written(context, reply, row, standing)
+    return { ...written(context, reply, row, standing), ...secrets.shown }
   }
 
 /**

@@ -83,7 +83,8 @@ function unsupportedColumns(schema: string): Map<string, string[]> {
   const byModel = new Map<string, string[]>()
   for (const block of schema.matchAll(/^model (\w+) \{([^}]*)\}/gm)) {
     for (const field of block[2]!.matchAll(/^\s+(\w+)\s+Unsupported\("(\w+)"\)(\?)?(.*)$/gm)) {
-      const [, name, type, optional, rest] = field
+      const [, fieldName, type, optional, rest] = field
+      const name = /@map\("(\w+)"\)/.exec(rest!)?.[1] ?? fieldName
       const expression = /dbgenerated\("([^"]*)"\)/.exec(rest!)?.[1] ?? 'null'
       byModel.set(block[1]!, [...(byModel.get(block[1]!) ?? []), `${name} ${type}${optional ? '' : ' NOT NULL'} DEFAULT ${expression}`])
     }
