@@ -8,8 +8,12 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 
-/** Addresses that are not on the public internet (IANA special-purpose registries). */
-const PRIVATE = new BlockList()
+/**
+ * Addresses that are not on the public internet (IANA special-purpose registries), one list per
+ * family: a BlockList checks an IPv4 address against IPv6 rules too, as IPv4-mapped.
+ */
+const PRIVATE_V4 = new BlockList()
+const PRIVATE_V6 = new BlockList()
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8],
@@ -26,7 +30,7 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, and broadcast
 ] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv4')
+  PRIVATE_V4.addSubnet(network, prefix, 'ipv4')
 }
 for (const [network, prefix] of [
   ['::', 128],
@@ -40,7 +44,7 @@ for (const [network, prefix] of [
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
 ] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6')
+  PRIVATE_V6.addSubnet(network, prefix, 'ipv6')
 }
 
 const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i
@@ -48,10 +52,10 @@ const MAPPED_V4 = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i
 /** Whether `address` (an IP address) is on the public internet. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
-  if (family === 4) return !PRIVATE.check(address, 'ipv4')
+  if (family === 4) return !PRIVATE_V4.check(address, 'ipv4')
   if (family !== 6) return false
   const mapped = MAPPED_V4.exec(address)
-  return mapped ? isPublicAddress(mapped[1]!) : !PRIVATE.check(address, 'ipv6')
+  return mapped ? isPublicAddress(mapped[1]!) : !PRIVATE_V6.check(address, 'ipv6')
 }
 
 /** A URL's host as an address, when it is one (`[::1]` → `::1`). */
