@@ -77,13 +77,14 @@ const HORIZON = `SELECT least(
                           AND a.backend_xid IS NOT NULL))
   )::text AS horizon`
 
+// ORDER BY names the table's columns: a bare `tx, id` would sort the text of the output columns (10 before 9).
 const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, occurred_at, actor_id, data
     FROM events
    WHERE tx < $6::xid8
      AND (tx, id) > ($1::text::xid8, $7::bigint)
      AND (cardinality($2::text[]) = 0 AND cardinality($3::text[]) = 0 OR type = ANY($2::text[]) OR split_part(type, '.', 1) = ANY($3::text[]))
      AND (cardinality($4::text[]) = 0 OR collection = ANY($4::text[]))
-   ORDER BY tx, id
+   ORDER BY events.tx, events.id
    LIMIT $5`
 
 /** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
@@ -130,7 +131,7 @@ export function eventLog(db: Database) {
     async end(): Promise<Position> {
       const horizon = await horizonOf(db)
       const rows = await db.query<{ tx: string; id: string }>(
-        'SELECT tx::text AS tx, id::text AS id FROM events WHERE tx < $1::xid8 ORDER BY tx DESC, id DESC LIMIT 1',
+        'SELECT tx::text AS tx, id::text AS id FROM events WHERE tx < $1::xid8 ORDER BY events.tx DESC, events.id DESC LIMIT 1',
         [horizon],
         'events_end',
       )

@@ -130,3 +130,21 @@ t.test('retention: old events are pruned; resuming after a pruned one is 410 EVE
     t.same(await feed(api, `?after=${newest!.id}`), [])
   }),
 )
+
+t.test('the feed orders by number: ids and transactions crossing a power of ten (9, 10; 99, 100) stay in order', (t) =>
+  eachDatabase(t, async (t, api) => {
+    // One transaction writes 150 events: ids 1 to 150, where text order would put 10 before 9.
+    await api.db.query("INSERT INTO events (type, collection, item_id, data) SELECT 'products.updated', 'products', gen_random_uuid(), '{}' FROM generate_series(1, 150)", [])
+    const ids: number[] = []
+    let after = ''
+    for (let page = 0; page < 10; page++) {
+      const events = await feed(api, `?size=40${after}`)
+      if (events.length === 0) break
+      ids.push(...events.map((e) => e.id))
+      after = `&after=${events.at(-1)!.id}`
+    }
+    const first = ids[0]!
+    t.same(ids, Array.from({ length: 150 }, (_, i) => first + i), 'every event once, ascending, across pages')
+    t.equal((await eventLog(api.db).end()).id, first + 149, 'the end is the last event by number')
+  }),
+)
