@@ -18,9 +18,24 @@ const RETRY_MS = 2000
 const HEARTBEAT_MS = 15_000
 /** Events read from the table at once while a stream catches up. */
 const CATCH_UP_BATCH = 500
+/**
+ * A live stream with this much unsent is cut off: its client is not reading, and the tail does not
+ * wait for one client. It resumes from the table, without a gap, when it reconnects.
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024
 
 /** The event as the feed shows it: its position stays inside. */
 const eventJson = ({ position: _, ...event }: StoredEvent) => JSON.stringify(event)
+
+/** Resolves when the client has taken what was written, or is gone. */
+const drained = (raw: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done).off('close', done)
+      resolve()
+    }
+    raw.on('drain', done).on('close', done)
+  })
 
 export interface EventStreams {
   /** Answers `request` with a stream of the events after `start` that pass `filter`. */
@@ -33,9 +48,14 @@ export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): 
   const open = new Set<ServerResponse>()
   const byCaller = new Map<string, number>()
 
-  /** Sends everything after the subscriber's position from the table, until it has read to the end. */
-  async function catchUp(subscriber: Subscriber): Promise<void> {
+  /**
+   * Sends everything after the subscriber's position from the table, until it has read to the end;
+   * a page at a time, each once the client has taken the one before. Stops when the client is gone.
+   */
+  async function catchUp(subscriber: Subscriber, raw: ServerResponse): Promise<void> {
     for (;;) {
+      if (raw.writableNeedDrain) await drained(raw)
+      if (raw.destroyed || raw.writableEnded) return
       // Unfiltered, so that the position moves over the events the filter leaves out too.
       const page = await log.page({ after: subscriber.position, types: [], prefixes: [], collections: [], limit: CATCH_UP_BATCH })
       for (const event of page) {
@@ -59,11 +79,19 @@ export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): 
       raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-type': `${EVENT_STREAM}; charset=utf-8`, 'cache-control': 'no-store', 'x-accel-buffering': 'no' })
       raw.write(`retry: ${RETRY_MS}\n\n`)
       let closed = false
+      let live = false
       const subscriber: Subscriber = {
         position: start,
         filter,
-        // A catch-up page may still be arriving after the client has gone.
-        deliver: (event) => void (closed || raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`)),
+        deliver(event) {
+          // A catch-up page may still be arriving after the client has gone, or a batch after a cut-off.
+          if (closed || raw.destroyed) return
+          raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`)
+          if (live && raw.writableLength > MAX_UNSENT_BYTES) {
+            request.log.info({ unsent: raw.writableLength }, 'event stream cut off: its client is not reading')
+            raw.destroy()
+          }
+        },
       }
       const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS)
       const cleanUp = () => {
@@ -80,8 +108,11 @@ export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): 
       open.add(raw)
       try {
         // Join the tail once caught up; if it has moved on past what it keeps, catch up again.
-        do await catchUp(subscriber)
-        while (!closed && !(await tailer.join(subscriber)))
+        do {
+          live = false
+          await catchUp(subscriber, raw)
+          live = true
+        } while (!closed && !(await tailer.join(subscriber)))
         if (closed) tailer.leave(subscriber)
       } catch (error) {
         request.log.error({ err: error }, 'event stream failed')

@@ -24,13 +24,17 @@ interface Stream {
   ended: Promise<void>
   retry: Promise<string>
   close(): void
+  /** Starts reading a stream opened paused. */
+  resume(): void
+  /** The events received so far, taken from the queue. */
+  received(): { id: number; type: string }[]
 }
 
 /**
  * Opens a stream on a connection of its own (node:http, no agent: nothing is left behind when it
  * closes) and parses its messages (HTML Living Standard §9.2.6) as they arrive.
  */
-async function openStream(t: Test, api: Api, query = '', headers: Record<string, string> = {}): Promise<Stream> {
+async function openStream(t: Test, api: Api, query = '', headers: Record<string, string> = {}, { paused = false } = {}): Promise<Stream> {
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const request = get(`${api.origin}${V1}/events${query}`, { agent: false, headers: { accept: 'text/event-stream', ...headers } }, resolve)
     request.on('error', reject)
@@ -43,7 +47,7 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
   let text = ''
   let buffer = ''
   response.setEncoding('utf8')
-  response.on('data', (chunk: string) => {
+  const read = () => response.on('data', (chunk: string) => {
     text += chunk
     buffer += chunk
     let end: number
@@ -61,6 +65,7 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
       for (const wake of waiting.splice(0)) wake()
     }
   })
+  if (!paused) read()
   const ended = new Promise<void>((resolve) => response.once('close', () => resolve()))
   return {
     status: response.statusCode!,
@@ -69,6 +74,8 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
     retry: retried,
     json: async () => (await ended, JSON.parse(text)),
     close: () => void response.destroy(),
+    resume: () => void read(),
+    received: () => queue.splice(0).map((m) => ({ id: Number(m.id), type: m.event! })),
     async events(n) {
       while (queue.length < n) await new Promise<void>((resolve) => waiting.push(resolve))
       return queue.splice(0, n).map((m) => ({ id: Number(m.id), type: m.event!, data: JSON.parse(m.data!) }))
@@ -166,6 +173,47 @@ t.test('who may stream, how many at once, and what else is 406', (t) =>
     t.pass('closed')
   }),
 )
+
+t.test('a client that stops reading is cut off, and resumes from the table without a gap', (t) =>
+  eachDatabase(t, async (t) => {
+    const api = await startApi(t, t.name as 'postgres' | 'pglite', undefined, { config: { eventStreamsPerCaller: 1 } })
+    const admin = await adminHeaders(api)
+    const slow = await openStream(t, api, '', admin, { paused: true })
+    t.equal(slow.status, 200)
+    // Far more than the socket buffers hold, written at once: the stream is live when they arrive.
+    const count = 30_000
+    await api.db.query(
+      "INSERT INTO events (type, collection, item_id, data) SELECT 'products.updated', 'products', gen_random_uuid(), jsonb_build_object('pad', repeat('x', 1000)) FROM generate_series(1, $1::int)",
+      [count],
+    )
+    // Its one stream slot comes free only when the server has cut it off.
+    let next: Stream
+    let attempts = 0
+    do next = await openStream(t, api, '', admin)
+    while (next.status === 429 && ++attempts < 400 && (await new Promise((resolve) => setTimeout(resolve, 25)), true))
+    t.equal(next.status, 200, 'the slow stream was cut off')
+    next.close()
+    await next.ended
+
+    slow.resume()
+    await slow.ended
+    const got = slow.received()
+    t.ok(got.length < count, `it had ${got.length} of ${count} events when it was cut off`)
+    const resumed = await until200(t, api, admin, got.at(-1)?.id)
+    const rest = await resumed.events(count - got.length)
+    t.same([...got, ...rest].map((e) => e.id), Array.from({ length: count }, (_, i) => (got[0]?.id ?? rest[0]!.id) + i), 'every event once, in order')
+  }),
+)
+
+/** A stream resuming after `lastId`, once the previous one's slot is free. */
+async function until200(t: Test, api: Api, admin: Record<string, string>, lastId: number | undefined): Promise<Stream> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    const stream = await openStream(t, api, '', { ...admin, ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) })
+    if (stream.status === 200) return stream
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error('no stream slot came free')
+}
 
 t.test('shutdown ends the open streams, so that their clients reconnect elsewhere', async (t) => {
   const api = await startApi(t, databaseKinds()[0]!)
