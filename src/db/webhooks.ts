@@ -45,22 +45,23 @@ const DISPATCH = `WITH hooks AS (
          (SELECT count(*) FROM moved)::int AS moved`
 
 /**
- * Claims up to $1 due deliveries of active webhooks for $2 milliseconds, counting the attempt,
- * with what the attempt needs: the webhook's URL and secret, the event.
+ * Claims up to $1 due deliveries of active webhooks for $2 milliseconds, counting the attempt (up
+ * to $3), with what the attempt needs: the webhook's URL and secret, the event. `spent`: every
+ * attempt has been made, the last one cut short by its instance's end; there is none left to make.
  */
 const CLAIM = `WITH due AS (
-    SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    SELECT d.id, d.attempts >= $3 AS spent FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
      WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until < now()) AND w.active
      ORDER BY d.next_attempt_at, d.id
      LIMIT $1
      FOR UPDATE OF d SKIP LOCKED
   ), claimed AS (
-    UPDATE webhook_deliveries d SET claimed_until = clock_timestamp() + make_interval(secs => $2 / 1000.0), attempts = d.attempts + 1,
+    UPDATE webhook_deliveries d SET claimed_until = clock_timestamp() + make_interval(secs => $2 / 1000.0), attempts = least(d.attempts + 1, $3),
            updated_at = greatest(clock_timestamp(), d.updated_at + interval '1 millisecond')
       FROM due WHERE d.id = due.id
-    RETURNING d.id, d.webhook_id, d.event_id, d.attempts
+    RETURNING d.id, d.webhook_id, d.event_id, d.attempts, due.spent
   )
-  SELECT c.id, c.event_id::text AS event_id, c.attempts, w.url, w.secret, e.type, e.occurred_at, e.data
+  SELECT c.id, c.event_id::text AS event_id, c.attempts, c.spent, w.url, w.secret, e.type, e.occurred_at, e.data
     FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN events e ON e.id = c.event_id`
 
 /** The delivery ($1) succeeded with status $2; its webhook is failing no more. */
@@ -86,7 +87,7 @@ const FAILED = `WITH done AS (
      WHERE id = $1 AND status = 'pending'
     RETURNING webhook_id
   ), judged AS (
-    SELECT w.id, coalesce($5::text, CASE WHEN w.failing_since <= now() - make_interval(secs => $6::bigint / 1000.0) THEN 'Every delivery failed for 24 hours.' END) AS reason
+    SELECT w.id, w.active AS was_active, coalesce($5::text, CASE WHEN w.failing_since <= now() - make_interval(secs => $6::bigint / 1000.0) THEN 'Every delivery failed for 24 hours.' END) AS reason
       FROM webhooks w JOIN done ON w.id = done.webhook_id
   )
   UPDATE webhooks w
@@ -95,7 +96,7 @@ const FAILED = `WITH done AS (
          active = w.active AND judged.reason IS NULL,
          disabled_reason = CASE WHEN w.active AND judged.reason IS NOT NULL THEN judged.reason ELSE w.disabled_reason END
     FROM judged WHERE w.id = judged.id
-  RETURNING w.id, w.url, (NOT w.active AND judged.reason IS NOT NULL) AS disabled, judged.reason`
+  RETURNING w.id, w.url, (judged.was_active AND judged.reason IS NOT NULL) AS disabled, judged.reason`
 
 /** Gives back deliveries claimed by an instance that stops: tried again soon, by another. */
 const RELEASE = `UPDATE webhook_deliveries SET claimed_until = NULL, attempts = attempts - 1, updated_at = ${TOUCHED}
@@ -108,6 +109,8 @@ export interface Claim {
   eventId: string
   /** This attempt's number, from 1. */
   attempts: number
+  /** No attempt is left: the last one was cut short. */
+  spent: boolean
   url: string
   secret: string
   type: string
@@ -124,13 +127,13 @@ export function webhookDeliveries(db: Database) {
       return result!.fullest
     },
 
-    async claim(limit: number, leaseMs: number): Promise<Claim[]> {
-      const rows = await db.query<{ id: string; event_id: string; attempts: number; url: string; secret: string; type: string; occurred_at: Date; data: Record<string, unknown> }>(
+    async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<Claim[]> {
+      const rows = await db.query<{ id: string; event_id: string; attempts: number; spent: boolean; url: string; secret: string; type: string; occurred_at: Date; data: Record<string, unknown> }>(
         CLAIM,
-        [limit, leaseMs],
+        [limit, leaseMs, maxAttempts],
         'webhooks_claim',
       )
-      return rows.map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, url: r.url, secret: r.secret, type: r.type, occurredAt: r.occurred_at, data: r.data }))
+      return rows.map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, spent: r.spent, url: r.url, secret: r.secret, type: r.type, occurredAt: r.occurred_at, data: r.data }))
     },
 
     async succeeded(id: string, status: number): Promise<void> {

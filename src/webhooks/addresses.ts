@@ -33,15 +33,17 @@ for (const [network, prefix] of [
   PRIVATE_V4.addSubnet(network, prefix, 'ipv4')
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback, and the deprecated IPv4-compatible ::a.b.c.d
   ['::ffff:0:0', 96], // IPv4-mapped: checked as the IPv4 address they carry
   ['64:ff9b::', 96], // NAT64: reaches IPv4 addresses, private ones too
+  ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64],
+  ['2001::', 32], // Teredo
   ['2001:db8::', 32],
   ['2002::', 16], // 6to4
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local, deprecated
   ['ff00::', 8], // multicast
 ] as const) {
   PRIVATE_V6.addSubnet(network, prefix, 'ipv6')
@@ -73,7 +75,7 @@ export function refusedUrl(url: string, allowPrivate: boolean): string | undefin
     return 'must be an absolute URL'
   }
   if (parsed.username || parsed.password) return 'must not carry a user name or password'
-  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return 'must be an https URL'
+  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return allowPrivate ? 'must be an http or https URL' : 'must be an https URL'
   if (allowPrivate) return undefined
   const address = literalAddress(parsed)
   if (address !== undefined && !isPublicAddress(address)) return `points to ${address}, which is not a public address`

@@ -29,6 +29,8 @@ export function createSender(allowPrivate: boolean, lookup: Lookup = guardedLook
     post(url, headers, body, signal) {
       return new Promise<Outcome>((resolve) => {
         const target = new URL(url)
+        // A webhook registered while WEBHOOKS_ALLOW_PRIVATE was on keeps its URL: checked again here.
+        if (!allowPrivate && target.protocol !== 'https:') return resolve({ error: 'Only https URLs are delivered to.' })
         try {
           if (!allowPrivate) checkLiteral(target)
         } catch (error) {

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { WebhooksConfig } from '../config.js'
 import type { Claim, WebhookDeliveries } from '../db/webhooks.js'
-import { DISABLE_AFTER_MS, retryDelay } from './schedule.js'
+import { DISABLE_AFTER_MS, MAX_ATTEMPTS, retryDelay } from './schedule.js'
 import type { Sender } from './send.js'
 import { sign } from './signature.js'
 
@@ -37,6 +37,10 @@ export function startWorker(deliveries: WebhookDeliveries, sender: Sender, confi
   let round: Promise<void> | undefined
 
   async function attempt(claim: Claim): Promise<void> {
+    if (claim.spent) {
+      await deliveries.failed(claim.id, { status: null, error: 'Its last attempt was cut short: the instance making it stopped.', retryInMs: undefined, disableAfterMs: DISABLE_AFTER_MS })
+      return
+    }
     const body = deliveryBody(claim)
     const timestamp = Math.floor(Date.now() / 1000)
     const headers = {
@@ -76,7 +80,7 @@ export function startWorker(deliveries: WebhookDeliveries, sender: Sender, confi
     while ((await deliveries.dispatch(BATCH)) === BATCH && !stopping.signal.aborted);
     const room = CONCURRENCY - inFlight.size
     if (room <= 0 || stopping.signal.aborted) return
-    for (const claim of await deliveries.claim(room, leaseMs)) track(claim)
+    for (const claim of await deliveries.claim(room, leaseMs, MAX_ATTEMPTS)) track(claim)
   }
 
   const timer = setInterval(() => {

@@ -124,9 +124,11 @@ t.test('while failing, the log shows the error and the next attempt', (t) =>
     receiver.answer(503, 503)
     const webhook = await register(api, receiver, { events: ['products.*'] })
     await api.admin.post(`${V1}/products`, productBody())
-    const [logged] = await deliveriesOnce(api, webhook.id, (list) => list[0]?.attempts === 2 && list[0].last_status === 503)
-    t.match(logged, { status: 'pending', last_error: 'The receiver answered 503.' })
-    t.ok(Date.parse(logged.next_attempt_at) > Date.now(), 'the next attempt is due later')
+    // Recorded, not only claimed: an attempt is counted when it is claimed, and its outcome set the next one.
+    const recorded = (d: any) => d?.attempts === 2 && d.next_attempt_at !== null && Date.parse(d.next_attempt_at) > Date.parse(d.updated_at)
+    const [logged] = await deliveriesOnce(api, webhook.id, (list) => recorded(list[0]))
+    t.match(logged, { status: 'pending', last_status: 503, last_error: 'The receiver answered 503.' })
+    t.ok(Date.parse(logged.next_attempt_at) - Date.parse(logged.updated_at) >= 2900, 'the next attempt is due 60 bases (3 s) later')
     const read = (await api.admin.get(`${V1}/webhooks/${webhook.id}`)).body
     t.ok(read.failing_since, 'the webhook is failing')
     t.equal(read.active, true)
@@ -166,5 +168,20 @@ t.test('a webhook that has failed every delivery for 24 hours is disabled', (t) 
       return body.active ? undefined : body
     })
     t.equal(read.disabled_reason, 'Every delivery failed for 24 hours.')
+  }),
+)
+
+t.test('a delivery whose every attempt was made, the last cut short by a dying instance, has failed', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const receiver = await startReceiver(t)
+    receiver.answer(500)
+    const webhook = await register(api, receiver, { events: ['products.*'] })
+    await api.admin.post(`${V1}/products`, productBody())
+    await deliveriesOnce(api, webhook.id, (list) => list[0]?.attempts === 1 && list[0].last_status === 500)
+    // As if the eighth attempt's instance had died: all made, the claim lapsed, due again.
+    await api.db.query("UPDATE webhook_deliveries SET attempts = 8, next_attempt_at = now(), claimed_until = now() - interval '1 second'", [])
+    const [logged] = await deliveriesOnce(api, webhook.id, (list) => list[0]?.status === 'failed')
+    t.match(logged, { attempts: 8, last_status: null, last_error: 'Its last attempt was cut short: the instance making it stopped.', next_attempt_at: null })
+    t.equal(receiver.received.length, 1, 'no ninth attempt was sent')
   }),
 )

@@ -35,7 +35,8 @@ t.test('public and private addresses', async (t) => {
   for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.ok(isPublicAddress(address), `${address} is public`)
   for (const address of [
     '127.0.0.1', '127.8.9.10', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1', 'not an address',
+    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1',
+    '::127.0.0.1', '64:ff9b:1::a00:1', 'fec0::1', '2001:0:4136:e378::1', 'not an address',
   ]) {
     t.notOk(isPublicAddress(address), `${address} is not`)
   }
@@ -59,6 +60,7 @@ t.test('registration refuses URLs that are not https or that point to private ad
   t.equal(refusedUrl('https://hooks.example.com/stripe?x=1', false), undefined, 'a public name is checked when connecting')
   t.equal(refusedUrl('https://93.184.215.14/', false), undefined)
   t.equal(refusedUrl('http://127.0.0.1:8080/', true), undefined, 'WEBHOOKS_ALLOW_PRIVATE allows http and private addresses')
+  t.equal(refusedUrl('ftp://127.0.0.1/', true), 'must be an http or https URL')
 })
 
 /** A resolver that answers every name with `addresses`, as a rebinding DNS server would. */
@@ -80,11 +82,12 @@ t.test('at connect time, a name that resolves to a private address reaches nothi
   // The name passed registration; now it resolves to loopback, where a receiver listens.
   const guarded = createSender(false, guardedLookup(resolvingTo('127.0.0.1')))
   t.teardown(() => guarded.close())
-  t.same(await guarded.post(`http://rebound.example.com:${port}/`, {}, '{}', signal), { error: 'rebound.example.com resolves to 127.0.0.1, which is not a public address' })
+  t.same(await guarded.post(`https://rebound.example.com:${port}/`, {}, '{}', signal), { error: 'rebound.example.com resolves to 127.0.0.1, which is not a public address' })
   const mixed = createSender(false, guardedLookup(resolvingTo('93.184.215.14', '10.0.0.7')))
   t.teardown(() => mixed.close())
-  t.same(await mixed.post(`http://rebound.example.com:${port}/`, {}, '{}', signal), { error: 'rebound.example.com resolves to 10.0.0.7, which is not a public address' }, 'one private address among public ones is enough')
-  t.same(await guarded.post(`http://127.0.0.1:${port}/`, {}, '{}', signal), { error: '127.0.0.1 is not a public address' }, 'an address in the URL is checked too')
+  t.same(await mixed.post(`https://rebound.example.com:${port}/`, {}, '{}', signal), { error: 'rebound.example.com resolves to 10.0.0.7, which is not a public address' }, 'one private address among public ones is enough')
+  t.same(await guarded.post(`https://127.0.0.1:${port}/`, {}, '{}', signal), { error: '127.0.0.1 is not a public address' }, 'an address in the URL is checked too')
+  t.same(await guarded.post(`http://rebound.example.com:${port}/`, {}, '{}', signal), { error: 'Only https URLs are delivered to.' }, 'and the scheme: a URL registered while private ones were allowed')
   t.equal(reached, 0, 'the receiver was never reached')
 
   // With WEBHOOKS_ALLOW_PRIVATE the same receiver is reached.
