@@ -32,11 +32,14 @@ export const deliveryBody = (claim: Pick<Claim, 'type' | 'occurredAt' | 'data'>)
 export function startWorker(deliveries: WebhookDeliveries, sender: Sender, config: WebhooksConfig, log: FastifyBaseLogger): WebhookWorker {
   // A claim outlasts an attempt (it is abandoned at the time limit) and the recording of its outcome.
   const leaseMs = 2 * config.timeoutMs + 1000
-  const stopping = new AbortController()
+  let stopping = false
+  const attempts = new Set<AbortController>()
   const inFlight = new Set<Promise<void>>()
   let round: Promise<void> | undefined
 
   async function attempt(claim: Claim): Promise<void> {
+    // Claimed by a round that was under way when the worker stopped.
+    if (stopping) return deliveries.release([claim.id])
     if (claim.spent) {
       await deliveries.failed(claim.id, { status: null, error: 'Its last attempt was cut short: the instance making it stopped.', retryInMs: undefined, disableAfterMs: DISABLE_AFTER_MS })
       return
@@ -50,12 +53,19 @@ export function startWorker(deliveries: WebhookDeliveries, sender: Sender, confi
       'webhook-timestamp': String(timestamp),
       'webhook-signature': sign(claim.secret, claim.eventId, timestamp, body),
     }
-    const timeout = AbortSignal.timeout(config.timeoutMs)
-    const outcome = await sender.post(claim.url, headers, body, AbortSignal.any([timeout, stopping.signal]))
-    if (stopping.signal.aborted) return deliveries.release([claim.id])
+    // One controller per attempt, aborted by its time limit or by stop(): nothing is left listening
+    // on a signal that lives as long as the worker.
+    const cut = new AbortController()
+    const timer = setTimeout(() => cut.abort(), config.timeoutMs)
+    attempts.add(cut)
+    const outcome = await sender.post(claim.url, headers, body, cut.signal).finally(() => {
+      clearTimeout(timer)
+      attempts.delete(cut)
+    })
+    if (stopping) return deliveries.release([claim.id])
     if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return deliveries.succeeded(claim.id, outcome.status)
     const status = 'status' in outcome ? outcome.status : null
-    const error = 'status' in outcome ? `The receiver answered ${outcome.status}.` : timeout.aborted ? `No answer within ${config.timeoutMs} ms.` : outcome.error
+    const error = 'status' in outcome ? `The receiver answered ${outcome.status}.` : cut.signal.aborted ? `No answer within ${config.timeoutMs} ms.` : outcome.error
     // 410 Gone: the receiver says it will never take deliveries again.
     const gone = status === 410
     const disabled = await deliveries.failed(claim.id, {
@@ -77,9 +87,9 @@ export function startWorker(deliveries: WebhookDeliveries, sender: Sender, confi
 
   async function work(): Promise<void> {
     // Fan out until every webhook has caught up, then attempt what is due, as many as there is room for.
-    while ((await deliveries.dispatch(BATCH)) === BATCH && !stopping.signal.aborted);
+    while ((await deliveries.dispatch(BATCH)) === BATCH && !stopping);
     const room = CONCURRENCY - inFlight.size
-    if (room <= 0 || stopping.signal.aborted) return
+    if (room <= 0 || stopping) return
     for (const claim of await deliveries.claim(room, leaseMs, MAX_ATTEMPTS)) track(claim)
   }
 
@@ -93,7 +103,8 @@ export function startWorker(deliveries: WebhookDeliveries, sender: Sender, confi
   return {
     async stop() {
       clearInterval(timer)
-      stopping.abort()
+      stopping = true
+      for (const cut of attempts) cut.abort()
       await round
       await Promise.all(inFlight)
       sender.close()

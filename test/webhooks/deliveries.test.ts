@@ -185,3 +185,16 @@ t.test('a delivery whose every attempt was made, the last cut short by a dying i
     t.equal(receiver.received.length, 1, 'no ninth attempt was sent')
   }),
 )
+
+t.test('a receiver that does not answer in time has failed the attempt', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const receiver = await startReceiver(t)
+    // WEBHOOK_TIMEOUT_MS is 2000 in tests; the second retry comes 3 s after the second attempt.
+    receiver.answer('hang', 'hang')
+    const webhook = await register(api, receiver, { events: ['products.*'] })
+    await api.admin.post(`${V1}/products`, productBody())
+    const recorded = (d: any) => d?.attempts === 2 && d.next_attempt_at !== null && Date.parse(d.next_attempt_at) > Date.parse(d.updated_at)
+    const [logged] = await deliveriesOnce(api, webhook.id, (list) => recorded(list[0]))
+    t.match(logged, { status: 'pending', last_status: null, last_error: 'No answer within 2000 ms.' })
+  }),
+)
