@@ -57,7 +57,7 @@ const CLAIM = `WITH due AS (
      FOR UPDATE OF d SKIP LOCKED
   ), claimed AS (
     UPDATE webhook_deliveries d SET claimed_until = clock_timestamp() + make_interval(secs => $2 / 1000.0), attempts = least(d.attempts + 1, $3),
-           updated_at = greatest(clock_timestamp(), d.updated_at + interval '1 millisecond')
+           updated_at = ${TOUCHED}
       FROM due WHERE d.id = due.id
     RETURNING d.id, d.webhook_id, d.event_id, d.attempts, due.spent
   )

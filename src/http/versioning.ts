@@ -129,20 +129,20 @@ export function installCanonicalPaths(app: FastifyInstance, routes: RouteTable):
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The JSON media type this response is sent as (negotiated from Accept). */
+    /** The media type this response is sent as, negotiated from Accept: JSON, a vendor type, or a route's own (the event stream). */
     responseType: string
   }
+}
+
+/** A route that answers in another media type too, when Accept asks for it (the event stream). */
+export interface MediaRouteConfig {
+  mediaTypes?: readonly string[]
 }
 
 /**
  * Registers the hooks of one version's routes: the response's media type from Accept (406 when
  * none fits), `Vary: Accept`, and the deprecation notice of a deprecated version.
  */
-/** A route that answers in another media type too, when Accept asks for it (the event stream). */
-export interface MediaRouteConfig {
-  mediaTypes?: readonly string[]
-}
-
 export function installVersion(api: FastifyInstance, versions: Versions, version: ApiVersion): void {
   const notice = versions.notice(version)
   api.addHook('onRequest', (request, reply, done) => {

@@ -26,7 +26,7 @@ export interface WebhookWorker {
 }
 
 /** The body of a delivery (Standard Webhooks "Payload structure"). */
-export const deliveryBody = (claim: Pick<Claim, 'type' | 'occurredAt' | 'data'>): string =>
+const deliveryBody = (claim: Pick<Claim, 'type' | 'occurredAt' | 'data'>): string =>
   JSON.stringify({ type: claim.type, timestamp: claim.occurredAt.toISOString(), data: claim.data })
 
 export function startWorker(deliveries: WebhookDeliveries, sender: Sender, config: WebhooksConfig, log: FastifyBaseLogger): WebhookWorker {
