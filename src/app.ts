@@ -125,7 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const events = eventLog(db)
   every(app, PRUNE_EVERY_MS, 'delete expired events', () => events.prune(config.eventsRetentionDays))
   const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
-  const streams = eventStreams(events, tailer, config.eventStreamsPerCaller)
+  const streams = eventStreams(events, tailer, { perCaller: config.eventStreamsPerCaller, heartbeatMs: config.eventStreamHeartbeatMs })
   // Streams never end by themselves: ended before the server waits for its requests to finish.
   // The webhook worker stops too, giving back what it was delivering (the database stays open until onClose).
   let worker: WebhookWorker | undefined

@@ -29,6 +29,8 @@ export interface Config {
   eventsRetentionDays: number
   /** Event streams one caller may hold open at once on an instance (EVENT_STREAMS_PER_CALLER). */
   eventStreamsPerCaller: number
+  /** An open event stream gets a comment line this often, so that proxies keep it (EVENT_STREAM_HEARTBEAT_MS). */
+  eventStreamHeartbeatMs: number
   webhooks: WebhooksConfig
 }
 
@@ -240,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
     eventsRetentionDays: readPositiveInteger(env, 'EVENTS_RETENTION_DAYS', 7),
     eventStreamsPerCaller: readPositiveInteger(env, 'EVENT_STREAMS_PER_CALLER', 5),
+    eventStreamHeartbeatMs: readPositiveInteger(env, 'EVENT_STREAM_HEARTBEAT_MS', 15_000, 100),
     webhooks: {
       allowPrivate: readBoolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
       timeoutMs: readPositiveInteger(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),

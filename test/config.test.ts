@@ -17,6 +17,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     redisKeyPrefix: 'resourceful:',
     eventsRetentionDays: 7,
     eventStreamsPerCaller: 5,
+    eventStreamHeartbeatMs: 15_000,
     webhooks: { allowPrivate: false, timeoutMs: 10_000, retryBaseMs: 5000 },
   })
 })
@@ -25,11 +26,11 @@ t.test('every variable is read', async (t) => {
   const config = loadConfig({
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', STATEMENT_TIMEOUT_MS: '2000',
     REQUEST_TIMEOUT_MS: '4000', SHUTDOWN_GRACE_MS: '0', RATE_LIMIT_ANONYMOUS: '0', RATE_LIMIT_AUTHENTICATED: '60', REDIS_URL: 'redis://cache:6379/1', REDIS_KEY_PREFIX: 'shop:',
-    EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
+    EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', EVENT_STREAM_HEARTBEAT_MS: '500', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
   })
   t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000 }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [],
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
-    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60 } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', eventsRetentionDays: 30, eventStreamsPerCaller: 2,
+    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60 } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
     webhooks: { allowPrivate: true, timeoutMs: 3000, retryBaseMs: 100 } })
   t.same(
     loadConfig({ SESSION_IDLE_MINUTES: '30', SESSION_MAX_DAYS: '7', COOKIE_SECURE: 'true', ADMIN_EMAIL: 'Admin@Shop.test', ADMIN_PASSWORD: 'twelve chars', REGISTRATION: 'admins' }).auth,

@@ -14,8 +14,6 @@ import { matches, type EventFilter, type Subscriber, type Tailer } from './taile
 export const EVENT_STREAM = 'text/event-stream'
 /** The reconnection delay a stream asks its clients for (`retry:`). */
 const RETRY_MS = 2000
-/** A comment line this often keeps proxies from closing an idle stream. */
-const HEARTBEAT_MS = 15_000
 /** Events read from the table at once while a stream catches up. */
 const CATCH_UP_BATCH = 500
 /**
@@ -44,7 +42,14 @@ export interface EventStreams {
   closeAll(): void
 }
 
-export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): EventStreams {
+export interface StreamLimits {
+  /** Streams one caller may hold open at once on this instance (EVENT_STREAMS_PER_CALLER). */
+  perCaller: number
+  /** A comment line this often keeps proxies from closing an idle stream (EVENT_STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number
+}
+
+export function eventStreams(log: EventLog, tailer: Tailer, { perCaller, heartbeatMs }: StreamLimits): EventStreams {
   const open = new Set<ServerResponse>()
   const byCaller = new Map<string, number>()
 
@@ -93,7 +98,7 @@ export function eventStreams(log: EventLog, tailer: Tailer, perCaller: number): 
           }
         },
       }
-      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS)
+      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), heartbeatMs)
       const cleanUp = () => {
         if (closed) return
         closed = true

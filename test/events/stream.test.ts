@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { bearer, eachDatabase, startApi, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
+import { until } from '../helpers/until.js'
 
 interface Message {
   id?: string
@@ -23,6 +24,8 @@ interface Stream {
   /** Resolves when the server ends the stream. */
   ended: Promise<void>
   retry: Promise<string>
+  /** Resolves with the first comment line (a heartbeat). */
+  comment: Promise<string>
   close(): void
   /** Starts reading a stream opened paused. */
   resume(): void
@@ -44,6 +47,8 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
   const waiting: (() => void)[] = []
   let retry: (value: string) => void
   const retried = new Promise<string>((resolve) => (retry = resolve))
+  let comment: (line: string) => void
+  const commented = new Promise<string>((resolve) => (comment = resolve))
   let text = ''
   let buffer = ''
   response.setEncoding('utf8')
@@ -56,7 +61,10 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
       buffer = buffer.slice(end + 2)
       const message: Message = {}
       for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue
+        if (line.startsWith(':')) {
+          comment!(line)
+          continue
+        }
         const at = line.indexOf(': ')
         message[line.slice(0, at) as keyof Message] = line.slice(at + 2)
       }
@@ -72,6 +80,7 @@ async function openStream(t: Test, api: Api, query = '', headers: Record<string,
     headers: response.headers,
     ended,
     retry: retried,
+    comment: commented,
     json: async () => (await ended, JSON.parse(text)),
     close: () => void response.destroy(),
     resume: () => void read(),
@@ -163,10 +172,7 @@ t.test('who may stream, how many at once, and what else is 406', (t) =>
     streams[0]!.close()
     await streams[0]!.ended
     // The server sees the close when its socket does; a new stream fits once it has.
-    let seventh: Stream
-    let attempts = 0
-    do seventh = await openStream(t, api, '', admin)
-    while (seventh.status === 429 && ++attempts < 200)
+    const seventh = await until('a free stream slot', () => freeSlot(t, api, admin))
     t.equal(seventh.status, 200)
     // A client that stops reading, its stream still open, does not hold the shutdown.
     await api.app.close()
@@ -187,10 +193,7 @@ t.test('a client that stops reading is cut off, and resumes from the table witho
       [count],
     )
     // Its one stream slot comes free only when the server has cut it off.
-    let next: Stream
-    let attempts = 0
-    do next = await openStream(t, api, '', admin)
-    while (next.status === 429 && ++attempts < 400 && (await new Promise((resolve) => setTimeout(resolve, 25)), true))
+    const next = await until('the slow stream cut off', () => freeSlot(t, api, admin))
     t.equal(next.status, 200, 'the slow stream was cut off')
     next.close()
     await next.ended
@@ -199,21 +202,24 @@ t.test('a client that stops reading is cut off, and resumes from the table witho
     await slow.ended
     const got = slow.received()
     t.ok(got.length < count, `it had ${got.length} of ${count} events when it was cut off`)
-    const resumed = await until200(t, api, admin, got.at(-1)?.id)
+    const lastId = got.at(-1)?.id
+    const resumed = await until('a free stream slot', () => freeSlot(t, api, { ...admin, ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) }))
     const rest = await resumed.events(count - got.length)
     t.same([...got, ...rest].map((e) => e.id), Array.from({ length: count }, (_, i) => (got[0]?.id ?? rest[0]!.id) + i), 'every event once, in order')
   }),
 )
 
-/** A stream resuming after `lastId`, once the previous one's slot is free. */
-async function until200(t: Test, api: Api, admin: Record<string, string>, lastId: number | undefined): Promise<Stream> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const stream = await openStream(t, api, '', { ...admin, ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) })
-    if (stream.status === 200) return stream
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error('no stream slot came free')
+/** A stream opened with `headers`, or undefined while the caller's streams are at their cap (429). */
+async function freeSlot(t: Test, api: Api, headers: Record<string, string>): Promise<Stream | undefined> {
+  const stream = await openStream(t, api, '', headers)
+  return stream.status === 429 ? undefined : stream
 }
+
+t.test('an open stream sends a comment line every EVENT_STREAM_HEARTBEAT_MS, so that proxies keep it', async (t) => {
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { eventStreamHeartbeatMs: 100 } })
+  const stream = await openStream(t, api, '', await adminHeaders(api))
+  t.equal(await stream.comment, ': keep-alive')
+})
 
 t.test('shutdown ends the open streams, so that their clients reconnect elsewhere', async (t) => {
   const api = await startApi(t, databaseKinds()[0]!)

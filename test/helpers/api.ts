@@ -88,6 +88,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     eventsRetentionDays: 7,
     eventStreamsPerCaller: 5,
+    eventStreamHeartbeatMs: 15_000,
     // Receivers in tests listen on loopback; a retry comes after 50 ms, not 5 s.
     webhooks: { allowPrivate: true, timeoutMs: 2000, retryBaseMs: 50 },
     ...overrides,
