@@ -13,6 +13,12 @@ async function register(api: Api, receiver: Receiver, body: Record<string, unkno
   return created.body as { id: string; secret: string }
 }
 
+/**
+ * A delivery's second attempt recorded, not only claimed: an attempt is counted when it is
+ * claimed, and its outcome sets the next one, after the update.
+ */
+const secondAttemptRecorded = (d: any) => d?.attempts === 2 && d.next_attempt_at !== null && Date.parse(d.next_attempt_at) > Date.parse(d.updated_at)
+
 /** The webhook's deliveries once `done` holds for them. */
 const deliveriesOnce = (api: Api, webhook: string, done: (list: any[]) => boolean) =>
   until('the delivery log', async () => {
@@ -124,9 +130,7 @@ t.test('while failing, the log shows the error and the next attempt', (t) =>
     receiver.answer(503, 503)
     const webhook = await register(api, receiver, { events: ['products.*'] })
     await api.admin.post(`${V1}/products`, productBody())
-    // Recorded, not only claimed: an attempt is counted when it is claimed, and its outcome set the next one.
-    const recorded = (d: any) => d?.attempts === 2 && d.next_attempt_at !== null && Date.parse(d.next_attempt_at) > Date.parse(d.updated_at)
-    const [logged] = await deliveriesOnce(api, webhook.id, (list) => recorded(list[0]))
+    const [logged] = await deliveriesOnce(api, webhook.id, (list) => secondAttemptRecorded(list[0]))
     t.match(logged, { status: 'pending', last_status: 503, last_error: 'The receiver answered 503.' })
     t.ok(Date.parse(logged.next_attempt_at) - Date.parse(logged.updated_at) >= 2900, 'the next attempt is due 60 bases (3 s) later')
     const read = (await api.admin.get(`${V1}/webhooks/${webhook.id}`)).body
@@ -193,8 +197,7 @@ t.test('a receiver that does not answer in time has failed the attempt', (t) =>
     receiver.answer('hang', 'hang')
     const webhook = await register(api, receiver, { events: ['products.*'] })
     await api.admin.post(`${V1}/products`, productBody())
-    const recorded = (d: any) => d?.attempts === 2 && d.next_attempt_at !== null && Date.parse(d.next_attempt_at) > Date.parse(d.updated_at)
-    const [logged] = await deliveriesOnce(api, webhook.id, (list) => recorded(list[0]))
+    const [logged] = await deliveriesOnce(api, webhook.id, (list) => secondAttemptRecorded(list[0]))
     t.match(logged, { status: 'pending', last_status: null, last_error: 'No answer within 2000 ms.' })
   }),
 )
