@@ -92,6 +92,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // On close the listener stops accepting; requests already received are finished, not answered 503.
     return503OnClosing: false,
     genReqId: requestId,
+    // request.ip: the client's address, from X-Forwarded-For when the connection is a trusted proxy's.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     bodyLimit: BODY_LIMIT,
     serverFactory,
     clientErrorHandler,

@@ -1,6 +1,7 @@
 /** Reads the environment once into a typed, validated configuration. */
 import path from 'node:path'
 import { MIN_PASSWORD_LENGTH } from './auth/passwords.js'
+import { parseNetwork } from './http/address-list.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -19,6 +20,11 @@ export interface Config {
   logLevel: LogLevel
   /** Origins whose browser scripts may call the API (CORS), exactly as browsers send them. */
   corsOrigins: string[]
+  /**
+   * Addresses and networks of the proxies in front (TRUST_PROXY): from them, the client's address
+   * is read from X-Forwarded-For. Empty: the connection's address is the client's.
+   */
+  trustProxy: string[]
   auth: AuthConfig
   limits: LimitsConfig
   /** Redis for counters shared by every instance (rate limits, sign-in throttling); unset: in memory. */
@@ -52,8 +58,11 @@ export interface LimitsConfig {
   requestTimeoutMs: number
   /** On SIGTERM, requests in flight get this long to finish before their connections are closed. */
   shutdownGraceMs: number
-  /** Requests a caller may make per minute: by address when anonymous, by user when signed in; 0: no limit. */
-  rateLimit: { anonymous: number; authenticated: number }
+  /**
+   * Requests a caller may make per minute: by address when anonymous, by user when signed in; 0:
+   * no limit. Requests from the `exempt` addresses and networks are not limited (RATE_LIMIT_EXEMPT).
+   */
+  rateLimit: { anonymous: number; authenticated: number; exempt: string[] }
 }
 
 export interface AuthConfig {
@@ -161,6 +170,19 @@ function readOrigins(env: Env): string[] {
   return origins
 }
 
+/** Loopback: the machine's own tools, health checks and load tests are not the API's clients. */
+const DEFAULT_RATE_LIMIT_EXEMPT = ['127.0.0.0/8', '::1']
+
+/** A comma-separated list of addresses and networks (`10.0.0.0/8, ::1`); unset: `fallback`, empty: none. */
+function readNetworks(env: Env, name: string, fallback: string[]): string[] {
+  const raw = env[name]
+  if (raw === undefined) return fallback
+  const entries = raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const bad = entries.find((entry) => parseNetwork(entry) === undefined)
+  if (bad !== undefined) throw new ConfigError(`${name} must list IP addresses or networks such as 10.0.0.0/8 or ::1 (got "${bad}")`)
+  return entries
+}
+
 function readPositiveInteger(env: Env, name: string, fallback: number, min = 1): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
@@ -222,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrateOnStart: readBoolean(env, 'MIGRATE_ON_START', true),
     logLevel: readLogLevel(env),
     corsOrigins: readOrigins(env),
+    trustProxy: readNetworks(env, 'TRUST_PROXY', []),
     auth: {
       sessionIdleMinutes: readPositiveInteger(env, 'SESSION_IDLE_MINUTES', 24 * 60),
       sessionMaxDays: readPositiveInteger(env, 'SESSION_MAX_DAYS', 30),
@@ -236,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimit: {
         anonymous: readPositiveInteger(env, 'RATE_LIMIT_ANONYMOUS', 300, 0),
         authenticated: readPositiveInteger(env, 'RATE_LIMIT_AUTHENTICATED', 1200, 0),
+        exempt: readNetworks(env, 'RATE_LIMIT_EXEMPT', DEFAULT_RATE_LIMIT_EXEMPT),
       },
     },
     redisUrl: readRedisUrl(env),

@@ -10,9 +10,10 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     database: { kind: 'pglite', dataDir: path.resolve('data') },
     migrateOnStart: true,
     corsOrigins: [],
+    trustProxy: [],
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
     logLevel: 'info',
-    limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 300, authenticated: 1200 } },
+    limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 300, authenticated: 1200, exempt: ['127.0.0.0/8', '::1'] } },
     redisUrl: undefined,
     redisKeyPrefix: 'resourceful:',
     eventsRetentionDays: 7,
@@ -25,12 +26,12 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
 t.test('every variable is read', async (t) => {
   const config = loadConfig({
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', STATEMENT_TIMEOUT_MS: '2000',
-    REQUEST_TIMEOUT_MS: '4000', SHUTDOWN_GRACE_MS: '0', RATE_LIMIT_ANONYMOUS: '0', RATE_LIMIT_AUTHENTICATED: '60', REDIS_URL: 'redis://cache:6379/1', REDIS_KEY_PREFIX: 'shop:',
+    REQUEST_TIMEOUT_MS: '4000', SHUTDOWN_GRACE_MS: '0', RATE_LIMIT_ANONYMOUS: '0', RATE_LIMIT_AUTHENTICATED: '60', RATE_LIMIT_EXEMPT: '10.1.2.3, fd00::/8', TRUST_PROXY: '10.0.0.0/8,::1', REDIS_URL: 'redis://cache:6379/1', REDIS_KEY_PREFIX: 'shop:',
     EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', EVENT_STREAM_HEARTBEAT_MS: '500', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
   })
-  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000 }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [],
+  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000 }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [], trustProxy: ['10.0.0.0/8', '::1'],
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
-    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60 } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
+    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60, exempt: ['10.1.2.3', 'fd00::/8'] } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
     webhooks: { allowPrivate: true, timeoutMs: 3000, retryBaseMs: 100 } })
   t.same(
     loadConfig({ SESSION_IDLE_MINUTES: '30', SESSION_MAX_DAYS: '7', COOKIE_SECURE: 'true', ADMIN_EMAIL: 'Admin@Shop.test', ADMIN_PASSWORD: 'twelve chars', REGISTRATION: 'admins' }).auth,
@@ -42,6 +43,7 @@ t.test('every variable is read', async (t) => {
   )
   t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
   t.same(loadConfig({ PORT: '', DATABASE_URL: '', LOG_LEVEL: '', MIGRATE_ON_START: '', CORS_ORIGINS: '' }), loadConfig({}), 'empty means unset')
+  t.same(loadConfig({ RATE_LIMIT_EXEMPT: '' }).limits.rateLimit.exempt, [], 'empty: no address is exempt')
   t.same(loadConfig({ CORS_ORIGINS: 'https://shop.example, http://localhost:5173' }).corsOrigins, ['https://shop.example', 'http://localhost:5173'])
 })
 
@@ -75,6 +77,11 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ SHUTDOWN_GRACE_MS: '-1' }, 'SHUTDOWN_GRACE_MS'],
     [{ RATE_LIMIT_ANONYMOUS: '1.5' }, 'RATE_LIMIT_ANONYMOUS'],
     [{ RATE_LIMIT_AUTHENTICATED: 'many' }, 'RATE_LIMIT_AUTHENTICATED'],
+    [{ RATE_LIMIT_EXEMPT: 'localhost' }, 'RATE_LIMIT_EXEMPT'],
+    [{ RATE_LIMIT_EXEMPT: '10.0.0.0/33' }, 'RATE_LIMIT_EXEMPT'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1/8/8' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
     [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
   ]

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { LimitsConfig } from '../config.js'
 import { ApiError } from '../errors.js'
+import { addressMatcher } from './address-list.js'
 import type { Count, Counters } from './counters.js'
 import { isProbe } from './health.js'
 
@@ -41,10 +42,12 @@ function settle(policy: Policy, { count, resetMs }: Count, reply: FastifyReply, 
 export function installRateLimit(app: FastifyInstance, limits: LimitsConfig['rateLimit'], counters: Counters): void {
   const anonymous = policyOf(limits.anonymous)
   const authenticated = policyOf(limits.authenticated)
+  const exempt = addressMatcher(limits.exempt)
   app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
     const policy = request.caller ? authenticated : anonymous
     // Health probes come every few seconds from the orchestrator; they are not the API's traffic.
-    if (policy.quota === 0 || isProbe(request.url)) return done()
+    // No quota applies to an exempt address, so its answers carry no RateLimit fields either.
+    if (policy.quota === 0 || isProbe(request.url) || exempt(request.ip)) return done()
     const key = request.caller ? `rate:user:${request.caller.user.id}` : `rate:address:${request.ip}`
     const counted = counters.hit(key, WINDOW_MS)
     if (counted instanceof Promise) counted.then((count) => settle(policy, count, reply, done), done)

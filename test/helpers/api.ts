@@ -81,9 +81,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     migrateOnStart: true,
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
     corsOrigins: [],
+    trustProxy: [],
     auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open' },
     // Tests make many requests from one address; the limits have tests of their own.
-    limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0 } },
+    limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     eventsRetentionDays: 7,

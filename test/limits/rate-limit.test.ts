@@ -2,7 +2,7 @@
 // instances; sign-in throttling shared too; Redis away: the service keeps serving (LIM-04..07).
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
-import type { Config } from '../../src/config.js'
+import { loadConfig, type Config } from '../../src/config.js'
 import { startApi, testConfig, V1, type Response } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
@@ -21,7 +21,7 @@ const noRedis = !redis && 'no Redis on 127.0.0.1:6379'
 
 /** Limits of `anonymous` and `authenticated` requests a minute, everything else as in tests. */
 function limited(anonymous: number, authenticated: number, extra: Partial<Config> = {}): Partial<Config> {
-  return { limits: { ...testConfig().limits, rateLimit: { anonymous, authenticated } }, ...extra }
+  return { limits: { ...testConfig().limits, rateLimit: { anonymous, authenticated, exempt: [] } }, ...extra }
 }
 
 /** The RateLimit field's parameters: `"default";r=4;t=60` -> { r: 4, t: 60 }. */
@@ -77,6 +77,34 @@ t.test('tokens that do not work are counted by address: 429 comes before 401 (or
   for (let i = 0; i < 4; i++) guesses.push(await api.as({ authorization: `Bearer rf_token_guess${i}` }).get(`${V1}/products`))
   t.same(guesses.map((res) => res.status), [401, 401, 401, 429])
   assertLimited(t, guesses[3]!, 3)
+})
+
+t.test('loopback is exempt by default: no quota, no RateLimit fields; RATE_LIMIT_EXEMPT names other addresses', async (t) => {
+  const defaults = await startApi(t, kind, undefined, { config: { limits: { ...testConfig().limits, rateLimit: { ...loadConfig({}).limits.rateLimit, anonymous: 2 } } } })
+  const answers = await Promise.all([1, 2, 3, 4].map(() => defaults.anonymous.get(`${V1}/products`)))
+  t.same(answers.map((res) => res.status), [200, 200, 200, 200], 'the machine itself is not limited')
+  t.equal(answers[0]!.headers.get('ratelimit'), null, 'no quota applies, so none is stated')
+  const other = await startApi(t, kind, undefined, { config: limited(2, 2, { limits: { ...testConfig().limits, rateLimit: { anonymous: 2, authenticated: 2, exempt: ['10.0.0.0/8', '::2'] } } }) })
+  const statuses = []
+  for (let i = 0; i < 3; i++) statuses.push((await other.anonymous.get(`${V1}/products`)).status)
+  t.same(statuses, [200, 200, 429], 'loopback is limited once the list leaves it out')
+})
+
+t.test('behind a trusted proxy (TRUST_PROXY) the client is the X-Forwarded-For address; from anyone else the header is ignored', async (t) => {
+  const trusted = await startApi(t, kind, undefined, { config: limited(2, 2, { trustProxy: ['127.0.0.1', '::1'] }) })
+  const from = (address: string) => trusted.as({ 'x-forwarded-for': address })
+  const first = []
+  for (let i = 0; i < 3; i++) first.push((await from('203.0.113.7').get(`${V1}/products`)).status)
+  t.same(first, [200, 200, 429], 'one client behind the proxy has its own quota')
+  t.equal((await from('203.0.113.8').get(`${V1}/products`)).status, 200, 'another client behind the same proxy is not limited by the first')
+  const exemptBehind = await startApi(t, kind, undefined, { config: { trustProxy: ['127.0.0.1', '::1'], limits: { ...testConfig().limits, rateLimit: { anonymous: 1, authenticated: 1, exempt: ['127.0.0.0/8'] } } } })
+  const spoofed = await exemptBehind.as({ 'x-forwarded-for': '203.0.113.9' }).get(`${V1}/products`)
+  t.match(spoofed.headers.get('ratelimit'), /^"default";r=0;/, 'the forwarded client is counted, though the proxy itself is exempt')
+
+  const untrusted = await startApi(t, kind, undefined, { config: limited(2, 2) })
+  const statuses = []
+  for (const address of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) statuses.push((await untrusted.as({ 'x-forwarded-for': address }).get(`${V1}/products`)).status)
+  t.same(statuses, [200, 200, 429], 'a client cannot escape its quota by naming another address')
 })
 
 t.test('two instances sharing Redis count against one quota; sign-in throttling too (STATE-13)', { skip: (!postgres && 'needs PostgreSQL') || noRedis }, async (t) => {
