@@ -2,6 +2,8 @@
  * `npm run bench`: the service on a fresh PostgreSQL database with 100,000 seeded products,
  * measured against two floors in the same run; results to bench/results/latest.md.
  * `npm run bench -- --smoke` proves the harness in a few seconds (small data, short runs).
+ * `npm run bench -- --rows=10000000 --probes` seeds that many products and measures only the
+ * sequential single requests (how lists grow with the table): bench/results/probes-<rows>.md.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -20,9 +22,16 @@ import { seed } from './seed.js'
 const smoke = process.argv.includes('--smoke')
 /** `--only=PATCH` runs the scenarios whose name contains PATCH, for quick comparisons while profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length)
+/** `--probes`: the single-request latencies only, no load runs and no start times. */
+const probesOnly = process.argv.includes('--probes')
+const rowsFlag = process.argv.find((a) => a.startsWith('--rows='))?.slice('--rows='.length)
 const settings = smoke
   ? { products: 1_000, warmupSeconds: 1, seconds: 2, connections: 10, probes: 5 }
   : { products: 100_000, warmupSeconds: 3, seconds: 10, connections: 50, probes: 40 }
+if (rowsFlag !== undefined) {
+  if (!/^[1-9]\d{0,8}$/.test(rowsFlag)) throw new Error(`--rows must be a whole number from 1 to 999999999 (got "${rowsFlag}")`)
+  settings.products = Number(rowsFlag)
+}
 const serverUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const run = randomBytes(3).toString('hex').toUpperCase()
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
@@ -44,17 +53,37 @@ function withDatabase(url: string, name: string): string {
 }
 
 /** Sequential requests, for latencies that do not depend on load: median and p90. */
-async function probe(origin: string, name: string, path: string, target?: number): Promise<Probe> {
+async function probe(origin: string, name: string, path: string, target?: number, headers: Record<string, string> = {}): Promise<Probe> {
   const times: number[] = []
   for (let i = 0; i < settings.probes; i++) {
     const began = performance.now()
-    const response = await fetch(origin + path)
+    const response = await fetch(origin + path, { headers })
     await response.arrayBuffer()
     if (!response.ok) throw new Error(`${path}: ${response.status}`)
     times.push(performance.now() - began)
   }
   times.sort((a, b) => a - b)
   return { name, medianMs: times[Math.floor(times.length / 2)]!, p90Ms: times[Math.floor(times.length * 0.9)]!, target }
+}
+
+/**
+ * The requests whose latency must not grow with the table (DESIGN "Scale"), one at a time: what a
+ * catalogue's first screens ask, a search, a deep cursor; and a deep page, which does grow.
+ */
+async function probeLists(origin: string, databaseUrl: string, ids: readonly string[]): Promise<Probe[]> {
+  const cursor = await deepCursor(databaseUrl)
+  const list = '/api/v1/products?'
+  return [
+    await probe(origin, 'GET one product', `/api/v1/products/${ids[0]}`, 2),
+    await probe(origin, 'GET ?size=20 (first page, bounded count)', `${list}size=20`, 10),
+    await probe(origin, 'GET ?status=active&size=20 (filtered)', `${list}status=active&size=20`, 10),
+    await probe(origin, 'GET ?sort=price&size=20 (sorted by an indexed key)', `${list}sort=price&size=20`, 10),
+    await probe(origin, `GET ?${LIST_QUERY} (filtered and sorted)`, `${list}${LIST_QUERY}`, 10),
+    await probe(origin, 'GET ?sort=price&size=20&cursor=<at 80%> (deep cursor)', `${list}sort=price&size=20&cursor=${cursor}`, 10),
+    await probe(origin, 'GET ?name[contains]=Product 4242 (trigram search)', `${list}name[contains]=Product%204242`, 10),
+    await probe(origin, 'GET ?size=20 with Prefer: count=exact (counts every row)', `${list}size=20`, undefined, { prefer: 'count=exact' }),
+    await probe(origin, 'GET ?page=4000&size=20 (deep page: offset 80,000)', `${list}page=4000&size=20`),
+  ]
 }
 
 /** A cursor at 80% of the products sorted by price, as a client paging that far would hold. */
@@ -118,7 +147,7 @@ async function main(): Promise<void> {
     const idsFile = path.join(mkdtempSync(path.join(tmpdir(), 'resourceful-ids-')), 'ids.json')
     writeFileSync(idsFile, JSON.stringify(ids))
 
-    const starts = only ? [] : await measureStarts(databaseUrl, smoke ? 1 : 3)
+    const starts = only || probesOnly ? [] : await measureStarts(databaseUrl, smoke ? 1 : 3)
     service = await startService({ DATABASE_URL: databaseUrl })
     const databaseFloor = await startFloor(['bench/floor-database.ts', databaseUrl])
     floors.push(databaseFloor)
@@ -127,17 +156,11 @@ async function main(): Promise<void> {
     const load = (origin: string, scenario: string) =>
       runLoad<LoadResult>({ origin, scenario, idsFile, run: `${run}${(loads += 1)}`, connections: settings.connections, warmupSeconds: settings.warmupSeconds, seconds: settings.seconds })
 
-    // Before the write scenarios add and change rows: the latencies of 100,000 settled products.
+    // Before the write scenarios add and change rows: the latencies of the settled products.
     log('single-request latencies')
-    const probes = only ? [] : [
-      await probe(service.origin, `GET ?${LIST_QUERY} (with X-Total-Count)`, `/api/v1/products?${LIST_QUERY}`, 30),
-      await probe(service.origin, 'GET ?size=20 (X-Total-Count over all products)', '/api/v1/products?size=20', 30),
-      await probe(service.origin, 'GET ?page=4000&size=20 (deep page)', '/api/v1/products?page=4000&size=20', 30),
-      await probe(service.origin, 'GET ?sort=price&size=20&cursor=<at row 80,000> (keyset)', `/api/v1/products?sort=price&size=20&cursor=${await deepCursor(databaseUrl)}`, 30),
-    ]
-
+    const probes = only ? [] : await probeLists(service.origin, databaseUrl, ids)
     const scenarios: ScenarioResult[] = []
-    for (const scenario of SCENARIOS.filter((s) => !only || s.name.includes(only))) {
+    for (const scenario of SCENARIOS.filter((s) => !probesOnly && (!only || s.name.includes(only)))) {
       log(scenario.name)
       const sample = scenario.request(0, ids, `${run}S`)
       const headers = await scenarioHeaders(scenario, service.origin, sample)
@@ -160,7 +183,8 @@ async function main(): Promise<void> {
     const markdown = toMarkdown(report)
     process.stdout.write(`\n${markdown}`)
     mkdirSync('bench/results', { recursive: true })
-    if (!only) writeFileSync(smoke ? 'bench/results/smoke.md' : 'bench/results/latest.md', markdown)
+    const file = smoke ? 'smoke.md' : probesOnly ? `probes-${settings.products}.md` : 'latest.md'
+    if (!only) writeFileSync(path.join('bench/results', file), markdown)
   } finally {
     await service?.stop()
     for (const floor of floors) await floor.stop()

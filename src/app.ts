@@ -137,7 +137,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await worker?.stop()
   })
   // Events show items as the newest version does, whichever version made the change.
-  const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))) }
+  const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))), countLimit: config.countLimit }
   for (const version of versions.all) {
     await app.register(
       async (api) => {

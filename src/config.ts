@@ -31,6 +31,11 @@ export interface Config {
   redisUrl?: string
   /** Prepended to this service's Redis keys, so that services can share one Redis. */
   redisKeyPrefix: string
+  /**
+   * A list counts its matching rows up to this many (COUNT_LIMIT); past it the answer has no
+   * X-Total-Count and no `last` link, unless the client sends `Prefer: count=exact`.
+   */
+  countLimit: number
   /** The change feed keeps events this many days (EVENTS_RETENTION_DAYS); older ones are deleted. */
   eventsRetentionDays: number
   /** Event streams one caller may hold open at once on an instance (EVENT_STREAMS_PER_CALLER). */
@@ -264,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',
+    countLimit: readPositiveInteger(env, 'COUNT_LIMIT', 10_000, 0),
     eventsRetentionDays: readPositiveInteger(env, 'EVENTS_RETENTION_DAYS', 7),
     eventStreamsPerCaller: readPositiveInteger(env, 'EVENT_STREAMS_PER_CALLER', 5),
     eventStreamHeartbeatMs: readPositiveInteger(env, 'EVENT_STREAM_HEARTBEAT_MS', 15_000, 100),

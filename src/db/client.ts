@@ -1,12 +1,11 @@
 /** Opens the database: PostgreSQL through node-postgres, or embedded PGlite; both behind one Database. */
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
-import { PrismaPg } from '@prisma/adapter-pg'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import pg from 'pg'
-import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { DatabaseConfig } from '../config.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
-import { PrismaClient } from './generated/client.js'
+import type { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
 import { RETRYABLE_CODES, translateDatabaseError } from './database-errors.js'
 
@@ -41,9 +40,6 @@ export type ModelName = {
   [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
 }[keyof PrismaClient] & string
 
-/** Prisma's query arguments, as src/resources/list-query/to-prisma.ts builds them. */
-export type ModelArgs = Record<string, unknown>
-
 /** What differs between the databases, for the layers above to ask instead of testing the kind (kysely's adapters). */
 export interface Capabilities {
   /**
@@ -72,9 +68,6 @@ export interface Database extends Statements {
    * statement waits until it ends: inside `fn`, use `tx`, never the database itself.
    */
   transaction<T>(fn: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>
-  /** Rows of a model by Prisma's arguments: the list reads, which the list planner builds. */
-  findMany<Row = Record<string, unknown>>(model: ModelName, args: ModelArgs): Promise<Row[]>
-  count(model: ModelName, args: ModelArgs): Promise<number>
   /** Runs `fn` on one dedicated connection, released afterwards. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -123,29 +116,12 @@ function inline(client: pg.ClientBase, text: string, params: readonly unknown[])
   })
 }
 
-/** The list reads through Prisma's delegates, with errors translated. */
-function modelReads(prisma: PrismaClient): Pick<Database, 'findMany' | 'count'> {
-  type Delegate = { findMany(args: ModelArgs): Promise<never[]>; count(args: ModelArgs): Promise<number> }
-  const delegate = (model: ModelName) => prisma[model] as unknown as Delegate
-  return {
-    findMany: (model, args) => translating(() => delegate(model).findMany(args)),
-    count: (model, args) => translating(() => delegate(model).count(args)),
-  }
-}
-
 /** Connections the service keeps to PostgreSQL; a request uses one or two at a time. */
 const POOL_SIZE = 10
 /** How long a request waits for a free connection (or a new one) before it is a 503 (DESIGN "Limits and faults"). */
 export const POOL_TIMEOUT_MS = 2000
 /** The default of STATEMENT_TIMEOUT_MS: a statement running longer is cancelled by PostgreSQL (a 503). */
 export const STATEMENT_TIMEOUT_MS = 5000
-
-/**
- * `minimal`: Prisma's other formats capture a stack trace (`new Error()`) on every query to point
- * at the call site in error messages, which the service never shows; that capture cost 4% of the
- * CPU of a product read (profile in docs/performance.md).
- */
-const PRISMA_OPTIONS = { errorFormat: 'minimal' } as const
 
 function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
   const pool = new pg.Pool({
@@ -160,7 +136,6 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
   // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
   // next query opens another. Without a listener the event would end the process.
   pool.on('error', () => {})
-  const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPg(pool, { disposeExternalPool: true }) })
   const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string) =>
     (await client.query<Row & pg.QueryResultRow>({ text, values, name })).rows as Row[]
   return {
@@ -192,7 +167,6 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
           client.release(broken as Error | undefined)
         }
       }),
-    ...modelReads(prisma),
     async withSession(fn) {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
@@ -205,9 +179,16 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
         await client.end()
       }
     },
-    close: () => prisma.$disconnect(),
+    close: () => pool.end(),
   }
 }
+
+/**
+ * PGlite serializes an array parameter by its type's serializer, and has none for arrays of an
+ * enum (`status = ANY($1)`): it would send `active,draft`. The driver's text form is an array
+ * literal every array type reads.
+ */
+const arrayAsText = (value: unknown) => (Array.isArray(value) ? textOf(value) : value)
 
 async function openPglite(dataDir: string, template: ClusterTemplate): Promise<Database> {
   let lock: DataDirLock | undefined
@@ -219,16 +200,16 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
   let pglite: PGlite
   try {
     const loadDataDir = isNewCluster(dataDir) && (await template.ensure()) ? template.copyTo(dataDir) : undefined
-    pglite = new PGlite(dataDir, { loadDataDir })
+    // pg_trgm: the trigram indexes of searchable fields (a migration creates the extension).
+    pglite = new PGlite(dataDir, { loadDataDir, extensions: { pg_trgm } })
     await pglite.waitReady
   } catch (error) {
     lock?.release()
     throw error
   }
-  const prisma = new PrismaClient({ ...PRISMA_OPTIONS, adapter: new PrismaPGlite(pglite) })
   // PGlite is one connection inside this process: the session is that connection.
   const session: SqlSession = {
-    query: async <Row>(text: string, params?: unknown[]) => (await pglite.query<Row>(text, params)).rows,
+    query: async <Row>(text: string, params?: unknown[]) => (await pglite.query<Row>(text, params?.map(arrayAsText))).rows,
     exec: async (script) => void (await pglite.exec(script)),
   }
   return {
@@ -249,11 +230,9 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
           return result
         }),
       ),
-    ...modelReads(prisma),
     withSession: (fn) => fn(session),
     async close() {
       try {
-        await prisma.$disconnect()
         await pglite.close()
       } finally {
         lock?.release()

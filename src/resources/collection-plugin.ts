@@ -8,7 +8,7 @@ import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
 import type { Collection } from './collection.js'
 import { restrictedReads } from './permissions.js'
-import { handlerContext, type Body, type Params, type WriteServices } from './handler-context.js'
+import { handlerContext, type Body, type Params, type CollectionServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
 import { createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 
@@ -30,7 +30,7 @@ function createdSchema(collection: Collection, item: TObject): TObject {
 }
 
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
-export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: WriteServices & { keys: IdempotencyKeys }): void {
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: CollectionServices & { keys: IdempotencyKeys }): void {
   const { parent } = collection.options
   const context = handlerContext(collection, db, version, services)
   const { keys } = services

@@ -98,6 +98,12 @@ export interface CollectionOptions {
   }
   sortable?: readonly string[]
   filterable?: readonly string[]
+  /**
+   * Filterable text fields that `field[contains]=text` may search (case-insensitive substring).
+   * Each needs a trigram index (`USING GIN (column gin_trgm_ops)`) in a migration: without one
+   * the search reads the whole table.
+   */
+  searchable?: readonly string[]
   /** Fields of the item schema computed from stored columns (which need not be in the schema). */
   computed?: Readonly<Record<string, ComputedField>>
   /**
@@ -157,7 +163,7 @@ export interface Collection {
   readonly identity: readonly string[]
   /** Model fields an item read selects: its columns and what its computed fields read. */
   readonly columns: readonly string[]
-  /** Model fields a list read selects. */
+  /** Model fields a list read selects: the summary's, the owner, the sort keys. */
   readonly listColumns: readonly string[]
   readonly listSpec: ListSpec
   readonly bodies: {
@@ -221,6 +227,11 @@ export function defineCollection(options: CollectionOptions): Collection {
   const columnsOf = (chosen: readonly Field[]) => [
     ...new Set(chosen.flatMap((f) => (f.computed ? computed[f.name]!.from.map(toCamel) : [f.column]))),
   ]
+  const sortable = pick(field, options.sortable ?? [], 'sortable', name)
+  const filterable = pick(field, options.filterable ?? [], 'filterable', name)
+  for (const searched of options.searchable ?? []) {
+    if (filterable.get(searched)?.kind !== 'string') throw new TypeError(`collection ${name}: searchable field "${searched}" must be a filterable text field`)
+  }
   return {
     options,
     name,
@@ -237,11 +248,13 @@ export function defineCollection(options: CollectionOptions): Collection {
         : { kind: 'none' },
     identity: [...new Set(['id', 'created_at', options.parent?.field, options.owner])].filter((f): f is string => f !== undefined && field.has(f)),
     columns: columnsOf(fields),
-    // A list shows each item as its caller's standing towards it allows: the owner is read too.
-    listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [field.get(options.owner)!.column] : [])])],
+    // A list shows each item as its caller's standing towards it allows: the owner is read too;
+    // and a cursor holds the sort keys of its row: every sortable field is read.
+    listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [field.get(options.owner)!.column] : []), ...columnsOf([...sortable.values()])])],
     listSpec: {
-      sortable: pick(field, options.sortable ?? [], 'sortable', name),
-      filterable: pick(field, options.filterable ?? [], 'filterable', name),
+      sortable,
+      filterable,
+      searchable: new Set(options.searchable),
       id,
     },
     bodies: {

@@ -17,13 +17,15 @@ export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
 export type Action = keyof CollectionAccess
 
-/** What the writes of every collection share: where events go. */
-export interface WriteServices {
+/** What every collection's handlers share: where events go, and how far lists count. */
+export interface CollectionServices {
   outbox: Outbox
   events: EventLog
+  /** A list counts matching rows up to this many (COUNT_LIMIT). */
+  countLimit: number
 }
 
-export interface HandlerContext extends WriteServices {
+export interface HandlerContext extends CollectionServices {
   collection: Collection
   db: Database
   store: Store
@@ -68,21 +70,21 @@ export function rejectInvalid(request: FastifyRequest): void {
   if (request.validationError) throw request.validationError
 }
 
-const storeOf = (db: Database, collection: Collection) =>
+const storeOf = (db: Database, collection: Collection, countLimit: number) =>
   createStore(db, {
-    model: collection.options.model,
     table: collection.options.table ?? collection.name,
     columns: collection.columns,
     listColumns: collection.listColumns,
+    countLimit,
   })
 
 const VERBS: Readonly<Record<Action, string>> = { list: 'list', read: 'read', create: 'create', update: 'change', delete: 'delete' }
 
 /** Built once per collection and API version at startup. */
-export function handlerContext(collection: Collection, db: Database, versionNumber: number, services: WriteServices): HandlerContext {
+export function handlerContext(collection: Collection, db: Database, versionNumber: number, services: CollectionServices): HandlerContext {
   const { parent, computed, access } = collection.options
   const { ownership } = collection
-  const parentStore = parent && storeOf(db, parent.collection)
+  const parentStore = parent && storeOf(db, parent.collection, services.countLimit)
   const parentColumn = parent && collection.field.get(parent.field)!.column
   const version = collectionVersion(collection, versionNumber)
   const permissions = resolvePermissions(collection)
@@ -105,7 +107,7 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     ...services,
     collection,
     db,
-    store: storeOf(db, collection),
+    store: storeOf(db, collection, services.countLimit),
     parentStore,
     version,
     permissions,

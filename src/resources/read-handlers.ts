@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { allowCaching, entityTag, evaluate, setValidators, type Validators } from '../http/conditional.js'
 import { requestPath } from '../http/request-target.js'
+import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
 import { appendHeader } from '../http/response-headers.js'
 import { notFound, type HandlerContext, type Params } from './handler-context.js'
 import { cursorPage } from './list-query/cursor.js'
@@ -21,7 +22,8 @@ export const listHandler = ({ collection, store, summary, authorize, placement }
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
-    const plan = parseListQuery(query, collection.listSpec)
+    const exactCount = preferences(request).get('count') === 'exact'
+    const plan = parseListQuery(query, collection.listSpec, exactCount)
     const { scope, standing } = await placement(request, 'list', request.params)
     const { rows, total } = await store.list(plan, scope)
     const represent = (row: Row) => summary(row, standing(row))
@@ -33,13 +35,17 @@ export const listHandler = ({ collection, store, summary, authorize, placement }
       body = page.rows.map(represent)
       link = cursorLinks(path, query, page)
     } else {
-      body = rows.map(represent)
-      link = pageLinks(path, query, plan.page, Math.max(1, Math.ceil(total / plan.size)))
+      body = rows.slice(0, plan.size).map(represent)
+      const lastPage = total === undefined ? undefined : Math.max(1, Math.ceil(total / plan.size))
+      link = pageLinks(path, query, plan.page, lastPage, rows.length > plan.size)
     }
-    reply.header('x-total-count', total)
+    // Past COUNT_LIMIT the total is unknown: no X-Total-Count rather than a wrong one.
+    if (total !== undefined) reply.header('x-total-count', total)
+    if (exactCount) preferenceApplied(reply, 'count=exact')
+    varyByPrefer(reply)
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
-    const etag = entityTag([body, total, link])
+    const etag = entityTag([body, total ?? null, link])
     return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
   }
 

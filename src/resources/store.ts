@@ -1,13 +1,14 @@
 /**
- * The collection factory's data functions: hand-written statements for one row (prepared, in the
- * write's transaction when there is one) and the list read through Prisma's arguments. Errors
- * arrive translated from the database seam (src/db/client.ts).
+ * The collection factory's data functions, hand-written statements prepared once per shape: one
+ * row (in the write's transaction when there is one), and a list page with its count. Their rows
+ * have the Prisma model's field names, so everything downstream is shared. Errors arrive
+ * translated from the database seam (src/db/client.ts).
  */
 import { createHash } from 'node:crypto'
-import type { Database, ModelName, Statements } from '../db/client.js'
+import type { Database, Statements } from '../db/client.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
-import { toPrismaArgs } from './list-query/to-prisma.js'
+import { listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
@@ -19,8 +20,14 @@ export type Scope = Record<string, unknown>
  */
 export type LockStrength = 'change' | 'delete'
 
+/** A list page: its rows (one more than the page when another follows) and the matching rows' count, undefined past the limit. */
+export interface ListResult {
+  rows: Row[]
+  total: number | undefined
+}
+
 export interface Store {
-  list(plan: ListPlan, scope: Scope): Promise<{ rows: Row[]; total: number }>
+  list(plan: ListPlan, scope: Scope): Promise<ListResult>
   /** The row in `scope`, on the pool or in a transaction. */
   find(scope: Scope, on?: Statements): Promise<Row | null>
   exists(scope: Scope, on?: Statements): Promise<boolean>
@@ -36,25 +43,17 @@ export interface Store {
 }
 
 export interface StoreOptions {
-  model: ModelName
   /** The table behind the model (its `@@map`). */
   table: string
   /** Model fields every read returns (item and list). */
   columns: readonly string[]
   /** Model fields a list page returns. */
   listColumns: readonly string[]
+  /** Lists count matching rows up to this many; beyond, the total is unknown unless asked for (COUNT_LIMIT). */
+  countLimit: number
 }
 
-const selectOf = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, true]))
-
-/**
- * From this offset on, a page is read as a deferred join: first the ids of the page (which an
- * index on the sort keys answers without visiting the table), then those rows. A plain OFFSET
- * fetches every skipped row from the table: 115 ms against 23 ms at offset 80,000.
- */
-const DEFERRED_JOIN_OFFSET = 1000
-
-const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
+const nameOf = (text: string) => `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
 
 /** Prepared statements built at first use, one per shape, named by content (one name, one text). */
 function preparedStatements() {
@@ -63,10 +62,25 @@ function preparedStatements() {
     let statement = cache.get(shape)
     if (!statement) {
       const text = build()
-      statement = { text, name: `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` }
+      statement = { text, name: nameOf(text) }
       cache.set(shape, statement)
     }
     return statement
+  }
+}
+
+/**
+ * List statements prepared by their text, as long as there are few of them: every combination of
+ * filters is a shape, and each prepared statement takes memory on every connection. Past
+ * MAX_PREPARED_LISTS shapes, new ones run unprepared (parsed and planned each time).
+ */
+const MAX_PREPARED_LISTS = 200
+function listNames() {
+  const names = new Map<string, string>()
+  return (text: string) => {
+    let name = names.get(text)
+    if (name === undefined && names.size < MAX_PREPARED_LISTS) names.set(text, (name = nameOf(text)))
+    return name
   }
 }
 
@@ -129,22 +143,18 @@ function rowStatements(table: string, columns: readonly string[]) {
 export function createStore(db: Database, options: StoreOptions): Store {
   const rows = rowStatements(options.table, options.columns)
   const ids = rowStatements(options.table, ['id'])
-  const listSelect = selectOf(options.listColumns)
-  const { model } = options
+  // The sort keys are read too (a cursor is made from them): every sortable field is a list column.
+  const target = { table: quote(options.table), select: columnList(options.listColumns, 'r') }
+  const listName = listNames()
+  const { countLimit } = options
   return {
     async list(plan, scope) {
-      const { keyset, ...args } = toPrismaArgs(plan, scope)
-      // The sort keys are read too: a cursor is made from them.
-      const select = { ...listSelect, ...Object.fromEntries(plan.sort.map((key) => [key.field.column, true])) }
-      const pageArgs = keyset ? { ...args, where: { AND: [args.where, keyset] } } : args
-      const page = async () => {
-        if (args.skip < DEFERRED_JOIN_OFFSET) return db.findMany<Row>(model, { ...pageArgs, select })
-        const found = (await db.findMany<Row>(model, { ...pageArgs, select: { id: true } })).map((row) => row.id)
-        const byId = new Map((await db.findMany<Row>(model, { where: { id: { in: found } }, select })).map((row) => [row.id, row]))
-        return found.map((id) => byId.get(id)!).filter(Boolean)
-      }
-      const [rows, total] = await Promise.all([page(), db.count(model, { where: args.where })])
-      return { rows, total }
+      const { text, values } = listStatement(target, plan, scope, countLimit)
+      const found = await db.query<Row>(text, values, listName(text))
+      const count = found[0]![TOTAL] as number
+      const total = plan.count === 'exact' || count <= countLimit ? count : undefined
+      // An empty page is one row of nulls, there to carry the count.
+      return { rows: found[0]!.id === null ? [] : found, total }
     },
     find: (scope, on = db) => rows.read(on, scope),
     exists: async (scope, on = db) => (await ids.read(on, scope)) !== null,

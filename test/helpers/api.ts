@@ -87,6 +87,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
+    countLimit: 10_000,
     eventsRetentionDays: 7,
     eventStreamsPerCaller: 5,
     eventStreamHeartbeatMs: 15_000,

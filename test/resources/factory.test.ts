@@ -72,6 +72,8 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   const base = { name: 'bad', model: 'product' as const, schemas: { create: GadgetCreate, item: Gadget, summary: Type.Pick(Gadget, ['id']) }, access: gadgets.options.access }
   t.throws(() => defineCollection({ ...base, sortable: ['colour'] }), /sortable field "colour" is not in the item schema/)
   t.throws(() => defineCollection({ ...base, filterable: ['x'] }), /filterable field "x"/)
+  t.throws(() => defineCollection({ ...base, filterable: ['price'], searchable: ['price'] }), /searchable field "price" must be a filterable text field/)
+  t.throws(() => defineCollection({ ...base, searchable: ['name'] }), /searchable field "name" must be a filterable text field/, 'searchable implies filterable')
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, summary: Type.Object({ id: ServerFields.id, nope: Type.String() }) } }), /summary field "nope"/)
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, item: Type.Object({ name: Type.String() }) } }), /needs an id/)
   t.throws(() => defineCollection({ ...base, access: { ...base.access, list: 'owner-or-admin' } }), /owner-or-admin rule needs an owner field/)

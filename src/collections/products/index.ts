@@ -9,6 +9,7 @@ export const products = defineCollection({
   schemas: { create: ProductCreate, item: Product, summary: ProductSummary },
   sortable: ['name', 'sku', 'price', 'stock', 'status', 'review_count', 'created_at', 'updated_at'],
   filterable: ['name', 'sku', 'price', 'stock', 'status', 'tags', 'description', 'review_count', 'created_at', 'updated_at'],
+  searchable: ['name', 'sku', 'description'],
   // review_count and rating_total are kept on the product row by a database trigger on reviews.
   computed: {
     rating_average: {

@@ -17,6 +17,7 @@ export function usersCollection(registration: Registration): Collection {
     owner: 'id',
     sortable: ['name', 'email', 'created_at'],
     filterable: ['name', 'email', 'roles', 'created_at'],
+    searchable: ['name', 'email'],
     access: { list: 'admin', read: 'authenticated', create: REGISTRATION_RULES[registration], update: 'owner-or-admin', delete: 'admin' },
     fieldAccess: { email: { read: 'owner-or-admin' }, roles: { write: 'admin' } },
     writeOnly: { password: { column: 'passwordHash', store: (value) => hashPassword(value as string) } },

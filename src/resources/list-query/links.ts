@@ -21,14 +21,18 @@ export function linkPrefix(path: string, query: RawQuery, replaced: string): str
   return kept === '' ? `${path}?` : `${path}?${kept}&`
 }
 
-/** `path` is the request path; `query` its parsed parameters; only `page` changes between links. */
-export function pageLinks(path: string, query: RawQuery, page: number, lastPage: number): string {
+/**
+ * `path` is the request path; `query` its parsed parameters; only `page` changes between links.
+ * `lastPage` is undefined when the total is unknown (past COUNT_LIMIT): then there is no `last`,
+ * and `more` (a row was found after this page) says whether there is a `next`.
+ */
+export function pageLinks(path: string, query: RawQuery, page: number, lastPage: number | undefined, more: boolean): string {
   const prefix = linkPrefix(path, query, 'page')
   const link = (n: number, rel: string) => `<${prefix}page=${n}>; rel="${rel}"`
   const links = [link(1, 'first')]
-  if (page > 1) links.push(link(Math.min(page - 1, lastPage), 'prev'))
-  if (page < lastPage) links.push(link(page + 1, 'next'))
-  links.push(link(lastPage, 'last'))
+  if (page > 1) links.push(link(Math.min(page - 1, lastPage ?? page - 1), 'prev'))
+  if (lastPage === undefined ? more : page < lastPage) links.push(link(page + 1, 'next'))
+  if (lastPage !== undefined) links.push(link(lastPage, 'last'))
   return links.join(', ')
 }
 

@@ -10,9 +10,9 @@ import { parseValue } from './values.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
-/** Filter operators by field kind; `eq` is the bare `field=value`. */
+/** Filter operators by field kind; `eq` is the bare `field=value`; `contains` on searchable text fields. */
 const OPERATORS: Record<Field['kind'], readonly string[]> = {
-  string: ['eq', 'ne', 'in', 'contains'],
+  string: ['eq', 'ne', 'in'],
   integer: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
   number: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
   datetime: ['eq', 'ne', 'in', 'gt', 'gte', 'lt', 'lte'],
@@ -26,8 +26,11 @@ const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
 const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor'])
 
-const operatorsOf = (field: Field): readonly string[] =>
-  field.nullable ? [...OPERATORS[field.kind], 'null'] : OPERATORS[field.kind]
+const operatorsOf = (field: Field, spec: ListSpec): readonly string[] => [
+  ...OPERATORS[field.kind],
+  ...(spec.searchable.has(field.name) ? ['contains'] : []),
+  ...(field.nullable ? ['null'] : []),
+]
 
 class Problems {
   readonly details: ErrorDetail[] = []
@@ -87,7 +90,7 @@ function parseFilter(key: string, raws: string[], spec: ListSpec, problems: Prob
     return undefined
   }
   const op = match[2] ?? 'eq'
-  const allowed = operatorsOf(field)
+  const allowed = operatorsOf(field, spec)
   if (!allowed.includes(op)) {
     problems.add(key, `operator "${op}" is not supported on ${field.name}; use one of ${allowed.join(', ')}`)
     return undefined
@@ -115,8 +118,11 @@ function parseFilter(key: string, raws: string[], spec: ListSpec, problems: Prob
   return undefined
 }
 
-/** The plan for one list request; throws INVALID_PARAMETER listing every bad parameter. */
-export function parseListQuery(query: RawQuery, spec: ListSpec): ListPlan {
+/**
+ * The plan for one list request; throws INVALID_PARAMETER listing every bad parameter. `exactCount`:
+ * the client asked for the total however many rows match (Prefer: count=exact).
+ */
+export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = false): ListPlan {
   const problems = new Problems()
   const page = parsePositive('page', single('page', query.page, problems), 1, MAX_OFFSET, problems)
   const size = parsePositive('size', single('size', query.size, problems), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, problems)
@@ -133,7 +139,7 @@ export function parseListQuery(query: RawQuery, spec: ListSpec): ListPlan {
     const names = [...new Set(problems.details.map((d) => d.field))].join(', ')
     throw new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${names}.`, problems.details)
   }
-  return { page, size, sort, filters, cursor }
+  return { page, size, sort, filters, cursor, count: exactCount ? 'exact' : 'bounded' }
 }
 
 function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[], problems: Problems): ListPlan['cursor'] {

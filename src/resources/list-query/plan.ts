@@ -1,4 +1,4 @@
-/** The typed plan a list request is parsed into; translated to SQL (through Prisma) by to-prisma.ts. */
+/** The typed plan a list request is parsed into; translated to SQL by to-sql.ts. */
 import type { Field } from '../fields.js'
 
 /** Items per page when `size` is absent. */
@@ -41,11 +41,18 @@ export interface ListPlan {
   /** The requested keys, then `id`, so that the order is total and pages never overlap. */
   sort: SortKey[]
   filters: Filter[]
+  /**
+   * `bounded`: the rows are counted up to COUNT_LIMIT, beyond which the total is unknown;
+   * `exact` (Prefer: count=exact): all of them, whatever it costs.
+   */
+  count: 'bounded' | 'exact'
 }
 
 /** What a collection lets a list request sort and filter by; built once per collection. */
 export interface ListSpec {
   sortable: ReadonlyMap<string, Field>
   filterable: ReadonlyMap<string, Field>
+  /** Filterable text fields `[contains]` may search. */
+  searchable: ReadonlySet<string>
   id: Field
 }

@@ -1,0 +1,80 @@
+// Bounded counts (DESIGN "Scale"): exact up to COUNT_LIMIT; past it no X-Total-Count and no `last`
+// link, unless the client sends `Prefer: count=exact` (RFC 7240).
+import t, { type Test } from 'tap'
+import { startApi, V1, type Api, type Response } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
+
+const LIMIT = 5
+
+/** A service counting up to LIMIT, with `count` products (names P0, P1, ...; every third archived). */
+async function withProducts(t: Test, kind: string, count: number): Promise<Api> {
+  const api = await startApi(t, kind as never, undefined, { config: { countLimit: LIMIT } })
+  await api.db.withSession((s) =>
+    s.exec(`INSERT INTO products (id, name, sku, price, status, created_at, updated_at)
+            SELECT gen_random_uuid(), 'P' || i, 'COUNT-' || i, i, (ARRAY['active', 'active', 'archived'])[1 + i % 3]::product_status, now(), now()
+              FROM generate_series(0, ${count - 1}) AS i`),
+  )
+  return api
+}
+
+/** The paging links as [rel, query] (v1 also links its successor version, which is not paging). */
+const rels = (res: Response) =>
+  [...(res.headers.get('link') ?? '').matchAll(/<([^>]+)>; rel="([a-z-]+)"/g)]
+    .filter((m) => ['first', 'prev', 'next', 'last'].includes(m[2]!))
+    .map((m) => [m[2]!, m[1]!.replace(/^.*\?/, '')])
+
+for (const kind of databaseKinds()) {
+  t.test(`${kind}: past COUNT_LIMIT a page has no X-Total-Count and no last link, and still a next one while rows follow`, async (t) => {
+    const api = await withProducts(t, kind, 8)
+    const first = await api.anonymous.get(`${V1}/products?size=3`)
+    t.equal(first.status, 200)
+    t.equal(first.body.length, 3)
+    t.equal(first.headers.get('x-total-count'), null, 'more than COUNT_LIMIT match: the total is not counted')
+    t.same(rels(first), [['first', 'size=3&page=1'], ['next', 'size=3&page=2']], 'no last link')
+    t.equal(first.headers.get('preference-applied'), null, 'nothing was asked for')
+    t.match(first.headers.get('vary'), /\bPrefer\b/, 'a cache keeps the answers to Prefer apart')
+    const last = await api.anonymous.get(`${V1}/products?size=3&page=3`)
+    t.equal(last.body.length, 2)
+    t.same(rels(last), [['first', 'size=3&page=1'], ['prev', 'size=3&page=2']], 'no next after the last row')
+    const full = await api.anonymous.get(`${V1}/products?size=4&page=2`)
+    t.same(rels(full).map(([rel]) => rel), ['first', 'prev'], 'a full page with nothing after it has no next either')
+    const beyond = await api.anonymous.get(`${V1}/products?size=3&page=9`)
+    t.same(beyond.body, [])
+    t.same(rels(beyond), [['first', 'size=3&page=1'], ['prev', 'size=3&page=8']])
+  })
+
+  t.test(`${kind}: Prefer: count=exact counts every row, says so, and brings the last link back`, async (t) => {
+    const api = await withProducts(t, kind, 8)
+    const exact = await api.anonymous.get(`${V1}/products?size=3`, { prefer: 'count=exact' })
+    t.equal(exact.headers.get('x-total-count'), '8')
+    t.equal(exact.headers.get('preference-applied'), 'count=exact')
+    t.same(rels(exact).map(([rel, query]) => `${rel} ${query}`), ['first size=3&page=1', 'next size=3&page=2', 'last size=3&page=3'])
+    t.not(exact.headers.get('etag'), (await api.anonymous.get(`${V1}/products?size=3`)).headers.get('etag'), 'the page with its total is another representation')
+    for (const prefer of ['respond-async, COUNT="exact"; foo=bar', 'return=minimal,count=exact']) {
+      const res = await api.anonymous.get(`${V1}/products?size=3`, { prefer })
+      t.equal(res.headers.get('x-total-count'), '8', `${prefer}: found among other preferences, in any case, quoted or not`)
+    }
+    for (const prefer of ['count=estimated', 'count', 'exact']) {
+      const res = await api.anonymous.get(`${V1}/products?size=3`, { prefer })
+      t.equal(res.status, 200, `${prefer}: a preference is optional, never an error`)
+      t.equal(res.headers.get('x-total-count'), null, `${prefer}: not honoured`)
+      t.equal(res.headers.get('preference-applied'), null)
+    }
+    const cursor = await api.anonymous.get(`${V1}/products?size=3&cursor=`, { prefer: 'count=exact' })
+    t.equal(cursor.headers.get('x-total-count'), '8', 'cursor pages too')
+    t.equal((await api.anonymous.get(`${V1}/products?size=3&cursor=`)).headers.get('x-total-count'), null)
+  })
+
+  t.test(`${kind}: up to COUNT_LIMIT matching rows the total is exact, filters counted`, async (t) => {
+    const api = await withProducts(t, kind, 8)
+    const archived = await api.anonymous.get(`${V1}/products?status=archived&size=1`)
+    t.equal(archived.headers.get('x-total-count'), '2', 'two of the eight match: counted')
+    t.same(rels(archived).map(([rel]) => rel), ['first', 'next', 'last'])
+    const five = await api.anonymous.get(`${V1}/products?price[lt]=5`)
+    t.equal(five.headers.get('x-total-count'), String(LIMIT), 'exactly COUNT_LIMIT is still a total')
+    const six = await api.anonymous.get(`${V1}/products?price[lt]=6`)
+    t.equal(six.headers.get('x-total-count'), null, 'one more is past it')
+    const cursor = await api.anonymous.get(`${V1}/products?status=archived&cursor=`)
+    t.equal(cursor.headers.get('x-total-count'), '2', 'a cursor page carries the total too')
+  })
+}
