@@ -7,8 +7,19 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export type DatabaseConfig =
-  /** `statementTimeoutMs`: the longest a statement may run (STATEMENT_TIMEOUT_MS). */
-  | { kind: 'postgres'; url: string; statementTimeoutMs?: number }
+  | {
+      kind: 'postgres'
+      url: string
+      /** The longest a statement may run (STATEMENT_TIMEOUT_MS). */
+      statementTimeoutMs?: number
+      /**
+       * `url` is a pooler in transaction mode (`?pgbouncer=true`): consecutive statements may run
+       * on different server connections, so nothing may rely on a connection's state.
+       */
+      pooled?: boolean
+      /** A direct connection for what needs one session: migrations under their advisory lock (DATABASE_DIRECT_URL). */
+      directUrl?: string
+    }
   /** `dataDir` is a folder, or `memory://` for a database that lives only as long as the process. */
   | { kind: 'pglite'; dataDir: string }
 
@@ -123,22 +134,38 @@ function readBoolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`)
 }
 
+/** A postgresql:// URL from `name`, parsed. */
+function readPostgresUrl(env: Env, name: string): URL {
+  let parsed: URL
+  try {
+    parsed = new URL(env[name]!)
+  } catch {
+    throw new ConfigError(`${name} must be a postgresql:// URL (it could not be parsed)`)
+  }
+  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
+    throw new ConfigError(`${name} must be a postgresql:// URL (got the scheme "${parsed.protocol}")`)
+  }
+  return parsed
+}
+
 function readDatabase(env: Env): DatabaseConfig {
-  const url = env.DATABASE_URL
-  if (url === undefined || url === '') {
+  if (!env.DATABASE_URL) {
     const dataDir = env.DATA_DIR || './data'
     return { kind: 'pglite', dataDir: dataDir === 'memory://' ? dataDir : path.resolve(dataDir) }
   }
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new ConfigError('DATABASE_URL must be a postgresql:// URL (it could not be parsed)')
+  const parsed = readPostgresUrl(env, 'DATABASE_URL')
+  const directUrl = env.DATABASE_DIRECT_URL || undefined
+  if (directUrl) readPostgresUrl(env, 'DATABASE_DIRECT_URL')
+  // Prisma's flag for a pooler in transaction mode; the driver is not told of it.
+  const pooled = parsed.searchParams.get('pgbouncer') === 'true'
+  parsed.searchParams.delete('pgbouncer')
+  return {
+    kind: 'postgres',
+    url: pooled ? parsed.href : env.DATABASE_URL,
+    statementTimeoutMs: readPositiveInteger(env, 'STATEMENT_TIMEOUT_MS', 5000, 100),
+    pooled,
+    directUrl,
   }
-  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
-    throw new ConfigError(`DATABASE_URL must be a postgresql:// URL (got the scheme "${parsed.protocol}")`)
-  }
-  return { kind: 'postgres', url, statementTimeoutMs: readPositiveInteger(env, 'STATEMENT_TIMEOUT_MS', 5000, 100) }
 }
 
 function readLogLevel(env: Env): LogLevel {

@@ -123,21 +123,26 @@ export const POOL_TIMEOUT_MS = 2000
 /** The default of STATEMENT_TIMEOUT_MS: a statement running longer is cancelled by PostgreSQL (a 503). */
 export const STATEMENT_TIMEOUT_MS = 5000
 
-function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
+function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled = false, directUrl = url }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
     connectionTimeoutMillis: POOL_TIMEOUT_MS,
-    // Server-side: a statement past the limit is cancelled and its connection stays usable.
-    statement_timeout: statementTimeoutMs,
+    // Server-side: a statement past the limit is cancelled and its connection stays usable. A
+    // pooler in transaction mode refuses it as a startup parameter (PgBouncer 1.18: "unsupported
+    // startup parameter"); there the role's setting applies (docs/how-to/deploy.md).
+    statement_timeout: pooled ? undefined : statementTimeoutMs,
     // A server that vanished without closing the connection (a failover) is noticed, not waited on.
     keepAlive: true,
   })
   // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
   // next query opens another. Without a listener the event would end the process.
   pool.on('error', () => {})
+  // A named prepared statement lives on one server connection, which a pooler in transaction mode
+  // does not keep for us: PgBouncer 1.18 answers `prepared statement "…" does not exist` (or
+  // `already exists`). Unnamed, each statement is parsed with its own Bind and Execute.
   const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string) =>
-    (await client.query<Row & pg.QueryResultRow>({ text, values, name })).rows as Row[]
+    (await client.query<Row & pg.QueryResultRow>({ text, values, name: pooled ? undefined : name })).rows as Row[]
   return {
     kind: 'postgres',
     capabilities: { concurrentWriters: true },
@@ -168,7 +173,8 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: Extrac
         }
       }),
     async withSession(fn) {
-      const client = new pg.Client({ connectionString: url })
+      // One session for its whole length (an advisory lock): never through a transaction pooler.
+      const client = new pg.Client({ connectionString: directUrl })
       await client.connect()
       try {
         return await fn({

@@ -98,8 +98,11 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
     plan.sort.map((key) => `${name(key.field)} ${(reversed ? flip(key.direction) : key.direction).toUpperCase()}`).join(', ')
   const seek = position ? `${where ? `${where} AND` : ' WHERE'} ${keyset(plan, position, values)}` : where
   const offset = plan.cursor ? '' : ` OFFSET ${values.add((plan.page - 1) * plan.size)}`
-  const ids = `SELECT "id" FROM ${target.table}${seek} ORDER BY ${order(columnOf)} LIMIT ${values.add(plan.size + 1)}${offset}`
-  const bound = plan.count === 'exact' ? '' : ` LIMIT ${values.add(countLimit + 1)}`
+  // The limits are written into the text (integers the service chose: the size is 1 to 100): as
+  // parameters, a prepared statement's generic plan guesses 1,000 rows for LIMIT $n and joins the
+  // page to the table with a hash over a sequential scan; 1,000 pages a second instead of 4,000.
+  const ids = `SELECT "id" FROM ${target.table}${seek} ORDER BY ${order(columnOf)} LIMIT ${plan.size + 1}${offset}`
+  const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
   return {
     text:
       `SELECT c.n AS "${TOTAL}", p.* FROM (SELECT count(*)::int AS n FROM (SELECT FROM ${target.table}${where}${bound}) m) c ` +
