@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
-import { listStatement, quote, TOTAL } from './list-query/to-sql.js'
+import { COMPLETE, listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
@@ -144,15 +144,16 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const rows = rowStatements(options.table, options.columns)
   const ids = rowStatements(options.table, ['id'])
   // The sort keys are read too (a cursor is made from them): every sortable field is a list column.
-  const target = { table: quote(options.table), select: columnList(options.listColumns, 'r') }
+  const target = { name: options.table, table: quote(options.table), select: columnList(options.listColumns, 'r') }
   const listName = listNames()
   const { countLimit } = options
   return {
     async list(plan, scope) {
       const { text, values } = listStatement(target, plan, scope, countLimit)
       const found = await db.query<Row>(text, values, listName(text))
-      const count = found[0]![TOTAL] as number
-      const total = plan.count === 'exact' || count <= countLimit ? count : undefined
+      // BIGINT arrives as a string; a count is a safe integer.
+      const count = Number(found[0]![TOTAL])
+      const total = plan.count === 'exact' || found[0]![COMPLETE] === true || count <= countLimit ? count : undefined
       // An empty page is one row of nulls, there to carry the count.
       return { rows: found[0]!.id === null ? [] : found, total }
     },

@@ -1,5 +1,6 @@
 // Bounded counts (DESIGN "Scale"): exact up to COUNT_LIMIT; past it no X-Total-Count and no `last`
-// link, unless the client sends `Prefer: count=exact` (RFC 7240).
+// link, unless the client sends `Prefer: count=exact` (RFC 7240). A list without filters has the
+// table's kept count, exact at any size.
 import t, { type Test } from 'tap'
 import { startApi, V1, type Api, type Response } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
@@ -25,44 +26,46 @@ const rels = (res: Response) =>
 
 for (const kind of databaseKinds()) {
   t.test(`${kind}: past COUNT_LIMIT a page has no X-Total-Count and no last link, and still a next one while rows follow`, async (t) => {
-    const api = await withProducts(t, kind, 8)
-    const first = await api.anonymous.get(`${V1}/products?size=3`)
+    const api = await withProducts(t, kind, 9)
+    // Six of the nine are active: past the limit of five.
+    const first = await api.anonymous.get(`${V1}/products?status=active&size=3`)
     t.equal(first.status, 200)
     t.equal(first.body.length, 3)
     t.equal(first.headers.get('x-total-count'), null, 'more than COUNT_LIMIT match: the total is not counted')
-    t.same(rels(first), [['first', 'size=3&page=1'], ['next', 'size=3&page=2']], 'no last link')
+    t.same(rels(first), [['first', 'status=active&size=3&page=1'], ['next', 'status=active&size=3&page=2']], 'no last link')
     t.equal(first.headers.get('preference-applied'), null, 'nothing was asked for')
     t.match(first.headers.get('vary'), /\bPrefer\b/, 'a cache keeps the answers to Prefer apart')
-    const last = await api.anonymous.get(`${V1}/products?size=3&page=3`)
+    const last = await api.anonymous.get(`${V1}/products?status=active&size=4&page=2`)
     t.equal(last.body.length, 2)
-    t.same(rels(last), [['first', 'size=3&page=1'], ['prev', 'size=3&page=2']], 'no next after the last row')
-    const full = await api.anonymous.get(`${V1}/products?size=4&page=2`)
+    t.same(rels(last).map(([rel]) => rel), ['first', 'prev'], 'no next after the last row')
+    const full = await api.anonymous.get(`${V1}/products?status=active&size=3&page=2`)
     t.same(rels(full).map(([rel]) => rel), ['first', 'prev'], 'a full page with nothing after it has no next either')
-    const beyond = await api.anonymous.get(`${V1}/products?size=3&page=9`)
+    const beyond = await api.anonymous.get(`${V1}/products?status=active&size=3&page=9`)
     t.same(beyond.body, [])
-    t.same(rels(beyond), [['first', 'size=3&page=1'], ['prev', 'size=3&page=8']])
+    t.same(rels(beyond), [['first', 'status=active&size=3&page=1'], ['prev', 'status=active&size=3&page=8']])
   })
 
   t.test(`${kind}: Prefer: count=exact counts every row, says so, and brings the last link back`, async (t) => {
-    const api = await withProducts(t, kind, 8)
-    const exact = await api.anonymous.get(`${V1}/products?size=3`, { prefer: 'count=exact' })
-    t.equal(exact.headers.get('x-total-count'), '8')
+    const api = await withProducts(t, kind, 9)
+    const active = `${V1}/products?status=active&size=3`
+    const exact = await api.anonymous.get(active, { prefer: 'count=exact' })
+    t.equal(exact.headers.get('x-total-count'), '6')
     t.equal(exact.headers.get('preference-applied'), 'count=exact')
-    t.same(rels(exact).map(([rel, query]) => `${rel} ${query}`), ['first size=3&page=1', 'next size=3&page=2', 'last size=3&page=3'])
-    t.not(exact.headers.get('etag'), (await api.anonymous.get(`${V1}/products?size=3`)).headers.get('etag'), 'the page with its total is another representation')
+    t.same(rels(exact).map(([rel, query]) => `${rel} ${query}`), ['first status=active&size=3&page=1', 'next status=active&size=3&page=2', 'last status=active&size=3&page=2'])
+    t.not(exact.headers.get('etag'), (await api.anonymous.get(active)).headers.get('etag'), 'the page with its total is another representation')
     for (const prefer of ['respond-async, COUNT="exact"; foo=bar', 'return=minimal,count=exact']) {
-      const res = await api.anonymous.get(`${V1}/products?size=3`, { prefer })
-      t.equal(res.headers.get('x-total-count'), '8', `${prefer}: found among other preferences, in any case, quoted or not`)
+      const res = await api.anonymous.get(active, { prefer })
+      t.equal(res.headers.get('x-total-count'), '6', `${prefer}: found among other preferences, in any case, quoted or not`)
     }
     for (const prefer of ['count=estimated', 'count', 'exact']) {
-      const res = await api.anonymous.get(`${V1}/products?size=3`, { prefer })
+      const res = await api.anonymous.get(active, { prefer })
       t.equal(res.status, 200, `${prefer}: a preference is optional, never an error`)
       t.equal(res.headers.get('x-total-count'), null, `${prefer}: not honoured`)
       t.equal(res.headers.get('preference-applied'), null)
     }
-    const cursor = await api.anonymous.get(`${V1}/products?size=3&cursor=`, { prefer: 'count=exact' })
-    t.equal(cursor.headers.get('x-total-count'), '8', 'cursor pages too')
-    t.equal((await api.anonymous.get(`${V1}/products?size=3&cursor=`)).headers.get('x-total-count'), null)
+    const cursor = await api.anonymous.get(`${active}&cursor=`, { prefer: 'count=exact' })
+    t.equal(cursor.headers.get('x-total-count'), '6', 'cursor pages too')
+    t.equal((await api.anonymous.get(`${active}&cursor=`)).headers.get('x-total-count'), null)
   })
 
   t.test(`${kind}: up to COUNT_LIMIT matching rows the total is exact, filters counted`, async (t) => {
@@ -76,5 +79,24 @@ for (const kind of databaseKinds()) {
     t.equal(six.headers.get('x-total-count'), null, 'one more is past it')
     const cursor = await api.anonymous.get(`${V1}/products?status=archived&cursor=`)
     t.equal(cursor.headers.get('x-total-count'), '2', 'a cursor page carries the total too')
+  })
+
+  t.test(`${kind}: without filters the total is the table's kept count: exact past COUNT_LIMIT, after inserts, deletes and a truncation`, async (t) => {
+    const api = await withProducts(t, kind, 9)
+    const total = async () => (await api.admin.get(`${V1}/products?size=2`)).headers.get('x-total-count')
+    t.equal(await total(), '9', 'nine rows inserted in one statement, past the limit of five: still exact')
+    t.equal((await api.anonymous.get(`${V1}/products?size=2`)).headers.get('link')?.includes('rel="last"'), true, 'so the last link is there')
+    const created = await api.admin.post(`${V1}/products`, { name: 'Tenth', sku: 'COUNT-TENTH', price: 1 })
+    t.equal(await total(), '10', 'a create counts')
+    t.equal((await api.admin.delete(`${V1}/products/${created.body.id}`)).status, 204)
+    t.equal(await total(), '9', 'a delete too')
+    await api.db.withSession((s) => s.exec(`DELETE FROM products WHERE name IN ('P0', 'P1')`))
+    t.equal(await total(), '7', 'and a statement run by hand')
+    await api.db.withSession((s) => s.exec('TRUNCATE products CASCADE'))
+    t.equal(await total(), '0', 'a truncation starts again from nothing')
+    const kept = await api.db.withSession((s) => s.query<{ n: string }>(`SELECT sum(n)::text AS n FROM row_counts WHERE table_name = 'products'`))
+    t.equal(kept[0]!.n, '0')
+    await api.db.withSession((s) => s.exec(`INSERT INTO products (id, name, sku, price) VALUES (gen_random_uuid(), 'A', 'COUNT-A', 1), (gen_random_uuid(), 'B', 'COUNT-B', 1); DELETE FROM row_counts WHERE table_name = 'products'`))
+    t.equal(await total(), '2', 'a table whose count is not kept is counted')
   })
 }

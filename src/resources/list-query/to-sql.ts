@@ -11,6 +11,8 @@ export interface ListStatement {
 }
 
 export interface ListTable {
+  /** The table's name, as the row counts know it. */
+  name: string
   /** The table, quoted. */
   table: string
   /** The select list of a page's rows (model field names as the store's rows have them), on alias `r`. */
@@ -19,6 +21,8 @@ export interface ListTable {
 
 /** The count column of the statement's rows; no model field starts with an underscore. */
 export const TOTAL = '__total'
+/** True when the count is every matching row (the table's kept count), not one bounded by the limit. */
+export const COMPLETE = '__complete'
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 const columnOf = (field: Field) => quote(toSnake(field.column))
@@ -77,8 +81,8 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values): strin
 /**
  * The statement for a list page. Its rows are the page's (one more than the page size, to know
  * whether another follows; backward cursor pages nearest first), each with the count of matching
- * rows in TOTAL, counted up to `countLimit + 1` unless `exact`. An empty page is one row of
- * nulls with the count.
+ * rows in TOTAL: the table's kept count when nothing is filtered (COMPLETE), else counted up to
+ * `countLimit + 1` unless `exact`. An empty page is one row of nulls with the count.
  *
  * The page is a deferred join: the ids first, in order, which an index on the sort keys answers
  * without visiting the table, then those rows. A plain OFFSET fetches every skipped row: on
@@ -103,9 +107,16 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
   // page to the table with a hash over a sequential scan; 1,000 pages a second instead of 4,000.
   const ids = `SELECT "id" FROM ${target.table}${seek} ORDER BY ${order(columnOf)} LIMIT ${plan.size + 1}${offset}`
   const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
+  const counted = `SELECT count(*) FROM (SELECT FROM ${target.table}${where}${bound}) m`
+  // Every row of the table: its kept count (migration 20261126100000_row_counts) when it has one;
+  // COALESCE runs the counting subquery only when it has none.
+  const count =
+    matching.length === 0
+      ? `SELECT COALESCE(k.n, (${counted})) AS n, k.n IS NOT NULL AS complete FROM (SELECT sum("n")::bigint AS n FROM "row_counts" WHERE "table_name" = '${target.name}') k`
+      : `SELECT (${counted}) AS n, false AS complete`
   return {
     text:
-      `SELECT c.n AS "${TOTAL}", p.* FROM (SELECT count(*)::int AS n FROM (SELECT FROM ${target.table}${where}${bound}) m) c ` +
+      `SELECT c.n AS "${TOTAL}", c.complete AS "${COMPLETE}", p.* FROM (${count}) c ` +
       `LEFT JOIN LATERAL (SELECT ${target.select} FROM (${ids}) i JOIN ${target.table} r ON r."id" = i."id") p ON true ` +
       `ORDER BY ${order((field) => `p.${quote(field.column)}`)}`,
     values: values.list,
