@@ -19,6 +19,8 @@ export type DatabaseConfig =
       pooled?: boolean
       /** A direct connection for what needs one session: migrations under their advisory lock (DATABASE_DIRECT_URL). */
       directUrl?: string
+      /** Read replicas that item and list reads are spread over (DATABASE_REPLICA_URLS). */
+      replicaUrls?: string[]
     }
   /** `dataDir` is a folder, or `memory://` for a database that lives only as long as the process. */
   | { kind: 'pglite'; dataDir: string }
@@ -156,6 +158,8 @@ function readDatabase(env: Env): DatabaseConfig {
   const parsed = readPostgresUrl(env, 'DATABASE_URL')
   const directUrl = env.DATABASE_DIRECT_URL || undefined
   if (directUrl) readPostgresUrl(env, 'DATABASE_DIRECT_URL')
+  const replicaUrls = (env.DATABASE_REPLICA_URLS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const replica of replicaUrls) readPostgresUrl({ DATABASE_REPLICA_URLS: replica }, 'DATABASE_REPLICA_URLS')
   // Prisma's flag for a pooler in transaction mode; the driver is not told of it.
   const pooled = parsed.searchParams.get('pgbouncer') === 'true'
   parsed.searchParams.delete('pgbouncer')
@@ -165,6 +169,7 @@ function readDatabase(env: Env): DatabaseConfig {
     statementTimeoutMs: readPositiveInteger(env, 'STATEMENT_TIMEOUT_MS', 5000, 100),
     pooled,
     directUrl,
+    replicaUrls,
   }
 }
 

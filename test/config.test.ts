@@ -30,7 +30,7 @@ t.test('every variable is read', async (t) => {
     REQUEST_TIMEOUT_MS: '4000', SHUTDOWN_GRACE_MS: '0', RATE_LIMIT_ANONYMOUS: '0', RATE_LIMIT_AUTHENTICATED: '60', RATE_LIMIT_EXEMPT: '10.1.2.3, fd00::/8', TRUST_PROXY: '10.0.0.0/8,::1', REDIS_URL: 'redis://cache:6379/1', REDIS_KEY_PREFIX: 'shop:',
     COUNT_LIMIT: '0', EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', EVENT_STREAM_HEARTBEAT_MS: '500', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
   })
-  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000, pooled: false }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [], trustProxy: ['10.0.0.0/8', '::1'],
+  t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000, pooled: false, replicaUrls: [] }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [], trustProxy: ['10.0.0.0/8', '::1'],
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
     limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60, exempt: ['10.1.2.3', 'fd00::/8'] } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', countLimit: 0, eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
     webhooks: { allowPrivate: true, timeoutMs: 3000, retryBaseMs: 100 } })
@@ -43,8 +43,15 @@ t.test('every variable is read', async (t) => {
     { issuer: 'https://id.test/', audience: 'api', jwksUrl: 'https://id.test/jwks', rolesClaim: 'realm_access.roles', jwksCooldownMs: 30_000 },
   )
   t.same(
-    loadConfig({ DATABASE_URL: 'postgresql://u@bouncer:6432/shop?pgbouncer=true&application_name=api', DATABASE_DIRECT_URL: 'postgresql://u@db:5432/shop' }).database,
-    { kind: 'postgres', url: 'postgresql://u@bouncer:6432/shop?application_name=api', statementTimeoutMs: 5000, pooled: true, directUrl: 'postgresql://u@db:5432/shop' },
+    loadConfig({
+      DATABASE_URL: 'postgresql://u@bouncer:6432/shop?pgbouncer=true&application_name=api',
+      DATABASE_DIRECT_URL: 'postgresql://u@db:5432/shop',
+      DATABASE_REPLICA_URLS: 'postgresql://u@replica-1:5432/shop, postgresql://u@replica-2:5432/shop',
+    }).database,
+    {
+      kind: 'postgres', url: 'postgresql://u@bouncer:6432/shop?application_name=api', statementTimeoutMs: 5000, pooled: true, directUrl: 'postgresql://u@db:5432/shop',
+      replicaUrls: ['postgresql://u@replica-1:5432/shop', 'postgresql://u@replica-2:5432/shop'],
+    },
     'pgbouncer=true marks a pooler in transaction mode, and is not passed on',
   )
   t.same(loadConfig({ DATA_DIR: 'memory://' }).database, { kind: 'pglite', dataDir: 'memory://' })
@@ -61,6 +68,7 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ DATABASE_URL: 'mysql://x@y/z' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'postgresql://u@db/shop', DATABASE_DIRECT_URL: 'mysql://u@db/shop' }, 'DATABASE_DIRECT_URL'],
+    [{ DATABASE_URL: 'postgresql://u@db/shop', DATABASE_REPLICA_URLS: 'postgresql://u@r1/shop,replica-2' }, 'DATABASE_REPLICA_URLS'],
     [{ MIGRATE_ON_START: 'maybe' }, 'MIGRATE_ON_START'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ HOST: 'a b' }, 'HOST'],

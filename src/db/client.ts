@@ -7,7 +7,7 @@ import type { DatabaseConfig } from '../config.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import type { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
-import { RETRYABLE_CODES, translateDatabaseError } from './database-errors.js'
+import { RETRYABLE_CODES, translateDatabaseError, unavailable } from './database-errors.js'
 
 /** A single connection for raw SQL: the migration runner and its advisory lock. */
 export interface SqlSession {
@@ -61,6 +61,12 @@ export interface TransactionOptions {
 export interface Database extends Statements {
   readonly kind: DatabaseConfig['kind']
   readonly capabilities: Capabilities
+  /**
+   * Where a read that need not see the latest writes may run: a read replica, in turn
+   * (DATABASE_REPLICA_URLS); the primary when there is none, or when the replica cannot serve.
+   * Never for what follows a write, a precondition, or an authentication lookup.
+   */
+  readonly replica: Statements
   /**
    * Runs `fn` in one transaction on one connection: committed when `fn` resolves, rolled back when
    * it throws. A transaction that loses a deadlock or a serialization check runs again (up to
@@ -123,30 +129,53 @@ export const POOL_TIMEOUT_MS = 2000
 /** The default of STATEMENT_TIMEOUT_MS: a statement running longer is cancelled by PostgreSQL (a 503). */
 export const STATEMENT_TIMEOUT_MS = 5000
 
-function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled = false, directUrl = url }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: POOL_SIZE,
-    connectionTimeoutMillis: POOL_TIMEOUT_MS,
-    // Server-side: a statement past the limit is cancelled and its connection stays usable. A
-    // pooler in transaction mode refuses it as a startup parameter (PgBouncer 1.18: "unsupported
-    // startup parameter"); there the role's setting applies (docs/how-to/deploy.md).
-    statement_timeout: pooled ? undefined : statementTimeoutMs,
-    // A server that vanished without closing the connection (a failover) is noticed, not waited on.
-    keepAlive: true,
-  })
-  // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
-  // next query opens another. Without a listener the event would end the process.
-  pool.on('error', () => {})
+function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled = false, directUrl = url, replicaUrls = [] }: Extract<DatabaseConfig, { kind: 'postgres' }>): Database {
+  const poolOf = (connectionString: string) => {
+    const pool = new pg.Pool({
+      connectionString,
+      max: POOL_SIZE,
+      connectionTimeoutMillis: POOL_TIMEOUT_MS,
+      // Server-side: a statement past the limit is cancelled and its connection stays usable. A
+      // pooler in transaction mode refuses it as a startup parameter (PgBouncer 1.18: "unsupported
+      // startup parameter"); there the role's setting applies (docs/how-to/deploy.md).
+      statement_timeout: pooled ? undefined : statementTimeoutMs,
+      // A server that vanished without closing the connection (a failover) is noticed, not waited on.
+      keepAlive: true,
+    })
+    // An idle connection the server closed (a restart, a failover) is dropped from the pool; the
+    // next query opens another. Without a listener the event would end the process.
+    pool.on('error', () => {})
+    return pool
+  }
+  const pool = poolOf(url)
+  const replicas = replicaUrls.map(poolOf)
+  let turn = 0
   // A named prepared statement lives on one server connection, which a pooler in transaction mode
   // does not keep for us: PgBouncer 1.18 answers `prepared statement "…" does not exist` (or
   // `already exists`). Unnamed, each statement is parsed with its own Bind and Execute.
   const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string) =>
     (await client.query<Row & pg.QueryResultRow>({ text, values, name: pooled ? undefined : name })).rows as Row[]
+  const query: Statements['query'] = (text, params, name) => translating(() => run(pool, text, params, name))
+  const replica: Statements =
+    replicas.length === 0
+      ? { query }
+      : {
+          async query(text, params, name) {
+            try {
+              return await run(replicas[turn++ % replicas.length]!, text, params, name)
+            } catch (error) {
+              // A replica that cannot serve (down, restarting, its pool full) is not the client's
+              // problem while the primary can: the read runs there.
+              if (unavailable(error)) return query(text, params, name)
+              throw translated(error)
+            }
+          },
+        }
   return {
     kind: 'postgres',
     capabilities: { concurrentWriters: true },
-    query: (text, params, name) => translating(() => run(pool, text, params, name)),
+    query,
+    replica,
     transaction: (fn, options) =>
       retrying(async () => {
         const client = await pool.connect()
@@ -185,7 +214,7 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
         await client.end()
       }
     },
-    close: () => pool.end(),
+    close: async () => void (await Promise.all([pool, ...replicas].map((p) => p.end()))),
   }
 }
 
@@ -218,10 +247,12 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
     query: async <Row>(text: string, params?: unknown[]) => (await pglite.query<Row>(text, params?.map(arrayAsText))).rows,
     exec: async (script) => void (await pglite.exec(script)),
   }
+  const query: Statements['query'] = (text, params) => translating(() => session.query(text, params))
   return {
     kind: 'pglite',
     capabilities: { concurrentWriters: false },
-    query: (text, params) => translating(() => session.query(text, params)),
+    query,
+    replica: { query },
     // One connection: no other transaction runs meanwhile, so there is nothing to announce.
     transaction: (fn) =>
       retrying(() =>

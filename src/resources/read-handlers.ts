@@ -18,14 +18,15 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
   return outcome === 'not-modified' ? reply.code(304).send() : body
 }
 
-export const listHandler = ({ collection, store, summary, authorize, placement }: HandlerContext) =>
+// Reads that follow no write of theirs may be served by a read replica (db.replica).
+export const listHandler = ({ collection, db, store, summary, authorize, placement }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
     const plan = parseListQuery(query, collection.listSpec, exactCount)
     const { scope, standing } = await placement(request, 'list', request.params)
-    const { rows, total } = await store.list(plan, scope)
+    const { rows, total } = await store.list(plan, scope, db.replica)
     const represent = (row: Row) => summary(row, standing(row))
     const path = requestPath(request)
     let body: Representation[]
@@ -49,10 +50,10 @@ export const listHandler = ({ collection, store, summary, authorize, placement }
     return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ collection, store, detail, scopeOf, validators, authorize, standing }: HandlerContext) =>
+export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'read')
-    const row = await store.find(scopeOf(request.params))
+    const row = await store.find(scopeOf(request.params), db.replica)
     if (!row) throw notFound()
     const caller = await standing(request, 'read', request.params, row)
     return conditionalRead(request, reply, detail(row, caller), validators(row, caller), collection.options.cacheMaxAge)

@@ -27,7 +27,8 @@ export interface ListResult {
 }
 
 export interface Store {
-  list(plan: ListPlan, scope: Scope): Promise<ListResult>
+  /** A list page, on the primary or on a replica (`on`). */
+  list(plan: ListPlan, scope: Scope, on?: Statements): Promise<ListResult>
   /** The row in `scope`, on the pool or in a transaction. */
   find(scope: Scope, on?: Statements): Promise<Row | null>
   exists(scope: Scope, on?: Statements): Promise<boolean>
@@ -148,9 +149,9 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const listName = listNames()
   const { countLimit } = options
   return {
-    async list(plan, scope) {
+    async list(plan, scope, on = db) {
       const { text, values } = listStatement(target, plan, scope, countLimit)
-      const found = await db.query<Row>(text, values, listName(text))
+      const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.
       const count = Number(found[0]![TOTAL])
       const total = plan.count === 'exact' || found[0]![COMPLETE] === true || count <= countLimit ? count : undefined
