@@ -1,26 +1,23 @@
-/** Translates driver (and Prisma's) errors into catalogue errors: at the database seam, and only there. */
+/** Translates driver errors (node-postgres', PGlite's) into catalogue errors: at the database seam, and only there. */
 import { ApiError } from '../errors.js'
 
 /** Seconds a client should wait before retrying when the database cannot be reached. */
 export const DATABASE_RETRY_AFTER = 5
 
-/** What Prisma wraps a driver's error in (the list reads are Prisma's). */
-interface PrismaLikeError {
+/** The fields of a driver's error that say the database cannot serve. */
+interface ConnectionError {
   code?: string
   message?: string
   severity?: string
-  meta?: { driverAdapterError?: { cause?: { kind?: string; code?: string; severity?: string } } }
 }
 
-/** Prisma's names for "the database is not there right now" (driver adapter kinds, engine codes). */
-const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'TooManyConnections', 'SocketTimeout', 'TlsConnectionError'])
 /**
  * SQLSTATEs and socket errors that say the same: 57014 a statement past its time limit, 57P01-05
  * a server shutting down, crashed or refusing, 3D000 a database dropped; and the socket's own.
  * Whole classes: 08 (connection exception) and 53 (insufficient resources: too many connections).
  */
 const UNAVAILABLE_CODES = new Set([
-  'P1001', 'P1002', 'P1008', 'P1017', 'P2024', '57014', '57P01', '57P02', '57P03', '57P04', '57P05', '3D000',
+  '57014', '57P01', '57P02', '57P03', '57P04', '57P05', '3D000',
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
 ])
 const UNAVAILABLE_CLASSES = /^(08|53)/
@@ -31,21 +28,13 @@ const unavailableCode = (code: string | undefined) => code !== undefined && (UNA
 
 /**
  * 503 with Retry-After when `error` says the database cannot serve right now (unreachable,
- * refusing connections, a full pool, a statement past its time limit), from the driver or from
- * Prisma; undefined otherwise. A FATAL error is always the connection's, never the request's:
+ * refusing connections, a full pool, a statement past its time limit); undefined otherwise. A FATAL error is always the connection's, never the request's:
  * PostgreSQL's "database is not currently accepting connections" is SQLSTATE 55000, FATAL.
  */
 export function unavailable(error: unknown): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined
-  const { code, message, severity, meta } = error as PrismaLikeError
-  const cause = meta?.driverAdapterError?.cause
-  const down =
-    unavailableCode(code) ||
-    unavailableCode(cause?.code) ||
-    UNAVAILABLE_KINDS.has(cause?.kind ?? '') ||
-    severity === 'FATAL' ||
-    cause?.severity === 'FATAL' ||
-    UNAVAILABLE_MESSAGES.test(message ?? '')
+  const { code, message, severity } = error as ConnectionError
+  const down = unavailableCode(code) || severity === 'FATAL' || UNAVAILABLE_MESSAGES.test(message ?? '')
   if (!down) return undefined
   return new ApiError('SERVICE_UNAVAILABLE', undefined, [], { cause: error, headers: { 'retry-after': String(DATABASE_RETRY_AFTER) } })
 }

@@ -17,7 +17,7 @@ t.test('a foreign key to a missing row names the field; an unreachable database 
   const orphan = translateDatabaseError({ code: '23503', detail: 'Key (product_id)=(x) is not present in table "products".', table: 'reviews' })
   t.equal(orphan?.code, 'VALIDATION_ERROR')
   t.same(orphan?.details, [{ field: 'product_id', reason: 'refers to an item that does not exist' }])
-  for (const error of [{ code: 'ECONNREFUSED' }, { code: '57P01' }, { code: 'P1001' }, { meta: { driverAdapterError: { cause: { kind: 'DatabaseNotReachable' } } } }]) {
+  for (const error of [{ code: 'ECONNREFUSED' }, { code: '57P01' }, { code: '08006' }, { severity: 'FATAL', code: '55000' }]) {
     const translated = translateDatabaseError(error)
     t.equal(translated?.status, 503, JSON.stringify(error))
     t.equal(translated?.headers?.['retry-after'], '5')
