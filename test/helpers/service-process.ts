@@ -105,3 +105,14 @@ export async function adminCookie(origin: string): Promise<string> {
   const signedIn = await fetch(`${origin}/api/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
   return signedIn.headers.get('set-cookie')!.split(';', 1)[0]!
 }
+
+/** A request with a JSON body. */
+export const sendJson = (method: string, url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/** A bearer token of the bootstrap admin, issued through `origin` right after signing in there. */
+export async function adminToken(origin: string): Promise<string> {
+  const issued = await sendJson('POST', `${origin}/api/v1/tokens`, { name: 'admin', scopes: ['read', 'write'], expires_in_days: 1 }, { cookie: await adminCookie(origin) })
+  if (issued.status !== 201) throw new Error(`no token: ${issued.status} ${await issued.text()}`)
+  return ((await issued.json()) as { token: string }).token
+}

@@ -8,7 +8,7 @@ import pg from 'pg'
 import t from 'tap'
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
 import { missingInfrastructure, startHaproxy, startPgBouncer } from '../helpers/infrastructure.js'
-import { adminCookie, started, type Running } from '../helpers/service-process.js'
+import { adminCookie, adminToken, sendJson as send, started, type Running } from '../helpers/service-process.js'
 import { until } from '../helpers/until.js'
 
 const V1 = '/api/v1'
@@ -20,15 +20,6 @@ const redis = await new Promise<boolean>((resolve) => {
 })
 const skip = !databaseKinds().includes('postgres') ? 'needs PostgreSQL' : !redis ? 'needs Redis on 127.0.0.1:6379' : missingInfrastructure()
 
-/** A request with a JSON body. */
-const send = (method: string, url: string, body: unknown, headers: Record<string, string>) =>
-  fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-
-/** A bearer token of the bootstrap admin, issued through `origin`. */
-async function adminToken(origin: string): Promise<string> {
-  const issued = await send('POST', `${origin}${V1}/tokens`, { name: 'scale', scopes: ['read', 'write'], expires_in_days: 1 }, { cookie: await adminCookie(origin) })
-  return ((await issued.json()) as { token: string }).token
-}
 
 t.test('three instances behind HAProxy, through PgBouncer in transaction mode, with Redis, behave as one', { skip }, async (t) => {
   const database = await createTestDatabase('postgres')

@@ -4,21 +4,17 @@
 // from it cannot see.
 import t from 'tap'
 import { missingReplication, startReplication } from '../helpers/replication.js'
-import { adminCookie, started } from '../helpers/service-process.js'
+import { adminCookie, adminToken, sendJson as send, started } from '../helpers/service-process.js'
 import { until } from '../helpers/until.js'
 
 const V1 = '/api/v1'
-
-const send = (method: string, url: string, body: unknown, headers: Record<string, string>) =>
-  fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
 t.test('reads go to the replica; writes, preconditions, sign-in and the change feed to the primary', { skip: missingReplication() }, async (t) => {
   const replication = await startReplication(t)
   const service = await started(t, { DATABASE_URL: replication.primaryUrl, DATABASE_REPLICA_URLS: replication.replicaUrl })
   const { origin } = service
-  const issued = await send('POST', `${origin}${V1}/tokens`, { name: 'replicas', scopes: ['read', 'write'], expires_in_days: 1 }, { cookie: await adminCookie(origin) })
-  t.equal(issued.status, 201, 'a token issued right after sign-in: the session was looked up on the primary')
-  const admin = { authorization: `Bearer ${((await issued.json()) as { token: string }).token}` }
+  // Issued right after sign-in: the new session is looked up on the primary.
+  const admin = { authorization: `Bearer ${await adminToken(origin)}` }
 
   const first = await send('POST', `${origin}${V1}/products`, { name: 'Replicated', sku: 'REPL-1', price: 1 }, admin)
   const { id: firstId } = (await first.json()) as { id: string }
