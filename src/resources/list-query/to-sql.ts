@@ -104,7 +104,7 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
   const offset = plan.cursor ? '' : ` OFFSET ${values.add((plan.page - 1) * plan.size)}`
   // The limits are written into the text (integers the service chose: the size is 1 to 100): as
   // parameters, a prepared statement's generic plan guesses 1,000 rows for LIMIT $n and joins the
-  // page to the table with a hash over a sequential scan; 1,000 pages a second instead of 4,000.
+  // page to the table with a hash over a sequential scan (the peer harness's page: 1,132 → 2,006 a second).
   const ids = `SELECT "id" FROM ${target.table}${seek} ORDER BY ${order(columnOf)} LIMIT ${plan.size + 1}${offset}`
   const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
   const counted = `SELECT count(*) FROM (SELECT FROM ${target.table}${where}${bound}) m`
