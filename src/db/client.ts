@@ -122,6 +122,9 @@ function inline(client: pg.ClientBase, text: string, params: readonly unknown[])
   })
 }
 
+/** SQLSTATE of a statement cancelled at its time limit. */
+const QUERY_CANCELED = '57014'
+
 /** Connections the service keeps to PostgreSQL; a request uses one or two at a time. */
 const POOL_SIZE = 10
 /** How long a request waits for a free connection (or a new one) before it is a 503 (DESIGN "Limits and faults"). */
@@ -165,8 +168,9 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
               return await run(replicas[turn++ % replicas.length]!, text, params, name)
             } catch (error) {
               // A replica that cannot serve (down, restarting, its pool full) is not the client's
-              // problem while the primary can: the read runs there.
-              if (unavailable(error)) return query(text, params, name)
+              // problem while the primary can: the read runs there. A statement past its time
+              // limit would be as slow on the primary: that one is the client's 503.
+              if (unavailable(error) && (error as { code?: unknown }).code !== QUERY_CANCELED) return query(text, params, name)
               throw translated(error)
             }
           },
