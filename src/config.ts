@@ -1,7 +1,7 @@
 /** Reads the environment once into a typed, validated configuration. */
+import { isIP } from 'node:net'
 import path from 'node:path'
 import { MIN_PASSWORD_LENGTH } from './auth/passwords.js'
-import { parseNetwork } from './http/address-list.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -205,6 +205,17 @@ function readOrigins(env: Env): string[] {
     }
   }
   return origins
+}
+
+/** `address` or `address/prefix`, IPv4 or IPv6; undefined when it is neither. */
+export function parseNetwork(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const [address = '', prefixText, extra] = entry.split('/')
+  const version = isIP(address)
+  if (version === 0 || extra !== undefined) return undefined
+  const bits = version === 4 ? 32 : 128
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined
+  const prefix = prefixText === undefined ? bits : Number(prefixText)
+  return prefix > bits ? undefined : { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
 }
 
 /** Loopback: the machine's own tools, health checks and load tests are not the API's clients. */

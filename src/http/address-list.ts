@@ -1,16 +1,6 @@
 /** Lists of addresses and networks from the configuration (`127.0.0.1`, `10.0.0.0/8`, `::1`), matched against a client's address. */
 import { BlockList, isIP } from 'node:net'
-
-/** `address` or `address/prefix`, IPv4 or IPv6; undefined when it is neither. */
-export function parseNetwork(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
-  const [address = '', prefixText, extra] = entry.split('/')
-  const version = isIP(address)
-  if (version === 0 || extra !== undefined) return undefined
-  const bits = version === 4 ? 32 : 128
-  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined
-  const prefix = prefixText === undefined ? bits : Number(prefixText)
-  return prefix > bits ? undefined : { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
-}
+import { parseNetwork } from '../config.js'
 
 /** Whether an address is in one of `entries` (checked by parseNetwork when the configuration was read). */
 export function addressMatcher(entries: readonly string[]): (address: string) => boolean {
