@@ -136,11 +136,11 @@ function readBoolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`)
 }
 
-/** A postgresql:// URL from `name`, parsed. */
-function readPostgresUrl(env: Env, name: string): URL {
+/** A postgresql:// URL, parsed; `name` is the variable that gave it, for the error. */
+function parsePostgresUrl(name: string, raw: string): URL {
   let parsed: URL
   try {
-    parsed = new URL(env[name]!)
+    parsed = new URL(raw)
   } catch {
     throw new ConfigError(`${name} must be a postgresql:// URL (it could not be parsed)`)
   }
@@ -155,11 +155,11 @@ function readDatabase(env: Env): DatabaseConfig {
     const dataDir = env.DATA_DIR || './data'
     return { kind: 'pglite', dataDir: dataDir === 'memory://' ? dataDir : path.resolve(dataDir) }
   }
-  const parsed = readPostgresUrl(env, 'DATABASE_URL')
+  const parsed = parsePostgresUrl('DATABASE_URL', env.DATABASE_URL)
   const directUrl = env.DATABASE_DIRECT_URL || undefined
-  if (directUrl) readPostgresUrl(env, 'DATABASE_DIRECT_URL')
+  if (directUrl) parsePostgresUrl('DATABASE_DIRECT_URL', directUrl)
   const replicaUrls = (env.DATABASE_REPLICA_URLS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
-  for (const replica of replicaUrls) readPostgresUrl({ DATABASE_REPLICA_URLS: replica }, 'DATABASE_REPLICA_URLS')
+  for (const replica of replicaUrls) parsePostgresUrl('DATABASE_REPLICA_URLS', replica)
   // Prisma's flag for a pooler in transaction mode; the driver is not told of it.
   const pooled = parsed.searchParams.get('pgbouncer') === 'true'
   parsed.searchParams.delete('pgbouncer')

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
-import { COMPLETE, listStatement, quote, TOTAL } from './list-query/to-sql.js'
+import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
@@ -145,7 +145,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const rows = rowStatements(options.table, options.columns)
   const ids = rowStatements(options.table, ['id'])
   // The sort keys are read too (a cursor is made from them): every sortable field is a list column.
-  const target = { name: options.table, table: quote(options.table), select: columnList(options.listColumns, 'r') }
+  const target = { table: quote(options.table), keptCount: keptCountOf(options.table), select: columnList(options.listColumns, 'r') }
   const listName = listNames()
   const { countLimit } = options
   return {

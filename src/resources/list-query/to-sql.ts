@@ -11,10 +11,10 @@ export interface ListStatement {
 }
 
 export interface ListTable {
-  /** The table's name, as the row counts know it. */
-  name: string
   /** The table, quoted. */
   table: string
+  /** A subquery for the table's kept row count (migration 20261126100000_row_counts): null when it keeps none. */
+  keptCount: string
   /** The select list of a page's rows (model field names as the store's rows have them), on alias `r`. */
   select: string
 }
@@ -30,7 +30,12 @@ const columnOf = (field: Field) => quote(toSnake(field.column))
 /** `%` and `_` are LIKE's wildcards and backslash its escape: a search for them finds them. */
 const likePattern = (value: string) => `%${value.replace(/[\\%_]/g, '\\$&')}%`
 
-/** Collects the statement's values; a value used twice is sent once. */
+/** The table's kept row count: the sum of its slots, null when it has none. Built once per table. */
+export const keptCountOf = (table: string) => `SELECT sum("n")::bigint AS n FROM "row_counts" WHERE "table_name" = '${table.replace(/'/g, "''")}'`
+
+const COMPARATORS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const
+
+/** The statement's values, numbered as they are added; the filters' placeholders serve both the count and the page. */
 class Values {
   readonly list: unknown[] = []
   add(value: unknown): string {
@@ -50,7 +55,7 @@ function condition(filter: Filter, values: Values): string {
       return `${column} <> ${values.add(filter.value)}`
     case 'compare':
       // An enum compares in its declared order (PostgreSQL's ENUM order, the schema's list).
-      return `${column} ${{ gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.op]} ${values.add(filter.value)}`
+      return `${column} ${COMPARATORS[filter.op]} ${values.add(filter.value)}`
     case 'contains':
       return `${column} ILIKE ${values.add(likePattern(filter.value))}`
     case 'null':
@@ -108,11 +113,11 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
   const ids = `SELECT "id" FROM ${target.table}${seek} ORDER BY ${order(columnOf)} LIMIT ${plan.size + 1}${offset}`
   const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
   const counted = `SELECT count(*) FROM (SELECT FROM ${target.table}${where}${bound}) m`
-  // Every row of the table: its kept count (migration 20261126100000_row_counts) when it has one;
-  // COALESCE runs the counting subquery only when it has none.
+  // Every row of the table: its kept count when it has one; COALESCE runs the counting subquery
+  // only when it has none.
   const count =
     matching.length === 0
-      ? `SELECT COALESCE(k.n, (${counted})) AS n, k.n IS NOT NULL AS complete FROM (SELECT sum("n")::bigint AS n FROM "row_counts" WHERE "table_name" = '${target.name}') k`
+      ? `SELECT COALESCE(k.n, (${counted})) AS n, k.n IS NOT NULL AS complete FROM (${target.keptCount}) k`
       : `SELECT (${counted}) AS n, false AS complete`
   return {
     text:
