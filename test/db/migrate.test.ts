@@ -72,6 +72,19 @@ t.test('postgres: instances starting together migrate once (advisory lock)', { s
   t.equal(rows[0]!.n, readMigrations().length)
 })
 
+t.test('postgres: migrations run on DATABASE_DIRECT_URL, never through the pooled URL', { skip: !databaseKinds().includes('postgres') }, async (t) => {
+  const database = await createTestDatabase('postgres')
+  const direct = (database.config as { url: string }).url
+  // A pooled URL nothing answers on: the migrations' session must not go there.
+  const db = await openDatabase({ kind: 'postgres', url: 'postgresql://postgres@127.0.0.1:1/nowhere', pooled: true, directUrl: direct })
+  t.teardown(async () => {
+    await db.close()
+    await database.drop()
+  })
+  const applied = await migrate(db)
+  t.ok(applied.applied.length > 0, 'every migration applied over the direct connection')
+})
+
 t.test('the service warns at start when an applied migration file has changed', async (t) => {
   const { database, db } = await freshDatabase(t, databaseKinds()[0]!)
   await migrate(db)
