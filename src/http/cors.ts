@@ -9,6 +9,13 @@ import { requestPath } from './request-target.js'
 import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by @fastify/cors on an OPTIONS from an allowed origin; its catch-all OPTIONS route answers only those. */
+    corsPreflightEnabled: boolean
+  }
+}
+
 /** Response headers a browser script may read besides the safelisted ones. */
 export const EXPOSED_HEADERS = [
   'ETag', 'Last-Modified', 'Location', 'Content-Location', 'Link', 'X-Total-Count', 'X-Request-Id',
@@ -24,27 +31,30 @@ export const PREFLIGHT_MAX_AGE = 600
 
 export async function installCors(app: FastifyInstance, origins: readonly string[], routes: RouteTable, versions: Versions): Promise<void> {
   const allowed = new Set(origins)
-  const exposedHeaders = EXPOSED_HEADERS.join(', ')
-  const allowedHeaders = ALLOWED_HEADERS.join(', ')
   // An unversioned path (served by the version Accept names) offers the current version's methods.
   const methodsOf = (path: string) => routes.allowFor(path) ?? routes.allowFor(versions.canonical(path) ?? path) ?? ''
+  // Fixed options, not a delegator: a delegator's options are built and normalised again on every
+  // request, most of which send no Origin at all (docs/performance.md).
   await app.register(cors, {
-    delegator(request, callback) {
-      const origin = request.headers.origin
-      if (origin === undefined || !allowed.has(origin)) return callback(null, { origin: false })
-      const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined
-      callback(null, {
-        origin,
-        credentials: true,
-        exposedHeaders,
-        allowedHeaders,
-        maxAge: PREFLIGHT_MAX_AGE,
-        // The methods of this path only: a preflight for one it lacks fails in the browser.
-        methods: preflight ? methodsOf(requestPath(request)) : '',
-        // An OPTIONS without Access-Control-Request-Method is not a preflight: it gets `Allow`.
-        preflight,
-        strictPreflight: false,
-      })
-    },
+    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
+    credentials: true,
+    exposedHeaders: EXPOSED_HEADERS.join(', '),
+    allowedHeaders: ALLOWED_HEADERS.join(', '),
+    maxAge: PREFLIGHT_MAX_AGE,
+    strictPreflight: false,
+    // The preflight is answered below, with the methods of the path it asks about.
+    preflightContinue: true,
+  })
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.corsPreflightEnabled) return done()
+    if (request.headers['access-control-request-method'] === undefined) {
+      // An OPTIONS without Access-Control-Request-Method is not a preflight: it gets `Allow`
+      // (src/http/error-handler.ts), with no preflight headers.
+      request.corsPreflightEnabled = false
+      reply.removeHeader('access-control-allow-methods').removeHeader('access-control-allow-headers').removeHeader('access-control-max-age')
+      return done()
+    }
+    // The methods of this path only: a preflight for one it lacks fails in the browser.
+    reply.code(204).header('access-control-allow-methods', methodsOf(requestPath(request))).header('content-length', '0').send()
   })
 }
