@@ -99,4 +99,46 @@ for (const kind of databaseKinds()) {
     await api.db.withSession((s) => s.exec(`INSERT INTO products (id, name, sku, price) VALUES (gen_random_uuid(), 'A', 'COUNT-A', 1), (gen_random_uuid(), 'B', 'COUNT-B', 1); DELETE FROM row_counts WHERE table_name = 'products'`))
     t.equal(await total(), '2', 'a table whose count is not kept is counted')
   })
+
+  t.test(`${kind}: a search pages the same by page and by cursor, both ways, with few or many matches`, async (t) => {
+    // Names P0 to P29: `5` is in 3 of them (fewer than the limit of five: the page comes from the
+    // matches the count read), `1` in 12 (more: the page is read from the table).
+    const api = await withProducts(t, kind, 30)
+    const names = (res: Response) => (res.body as { name: string }[]).map((p) => p.name)
+    const linked = (res: Response, rel: string) => rels(res).find(([r]) => r === rel)?.[1]
+    for (const [search, matches] of [['5', 3], ['1', 12]] as const) {
+      for (const sort of ['', '&sort=name', '&sort=price&order=desc']) {
+        const query = `name[contains]=${search}${sort}`
+        const exact = await api.anonymous.get(`${V1}/products?${query}&size=100`, { prefer: 'count=exact' })
+        const expected = names(exact)
+        t.equal(expected.length, matches, `${query}: every match`)
+        t.ok(expected.every((name) => name.includes(search)))
+        const byPage: string[] = []
+        for (let page = 1; page <= 7; page++) {
+          const res = await api.anonymous.get(`${V1}/products?${query}&size=2&page=${page}`)
+          t.equal(res.headers.get('x-total-count'), matches <= LIMIT ? String(matches) : null, `${query} page ${page}: the count`)
+          byPage.push(...names(res))
+        }
+        t.same(byPage, expected, `${query}: by page`)
+        const forward: string[] = []
+        let res = await api.anonymous.get(`${V1}/products?${query}&size=2&cursor=`)
+        for (let hops = 0; hops < 10; hops++) {
+          forward.push(...names(res))
+          const next = linked(res, 'next')
+          if (!next) break
+          res = await api.anonymous.get(`${V1}/products?${next}`)
+        }
+        t.same(forward, expected, `${query}: by cursor`)
+        const last = names(res)
+        const backward: string[] = []
+        for (let hops = 0; hops < 10; hops++) {
+          const prev = linked(res, 'prev')
+          if (!prev) break
+          res = await api.anonymous.get(`${V1}/products?${prev}`)
+          backward.unshift(...names(res))
+        }
+        t.same([...backward, ...last], expected, `${query}: back by cursor to the first page, in the same order`)
+      }
+    }
+  })
 }
