@@ -20,6 +20,8 @@ import { createOutbox } from './events/outbox.js'
 import { eventStreams } from './events/stream.js'
 import { createTailer } from './events/tailer.js'
 import { installCors } from './http/cors.js'
+import { installDocument } from './openapi/document.js'
+import { ErrorBody } from './openapi/responses.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
@@ -138,9 +140,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   // Events show items as the newest version does, whichever version made the change.
   const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))), countLimit: config.countLimit }
+  // The error body, one schema every version's document shares.
+  app.addSchema(ErrorBody)
+  const tags = [
+    { name: 'sessions', description: 'Signing in and out with a session cookie.' },
+    { name: 'tokens', description: 'Bearer tokens for scripts and servers.' },
+    { name: 'events', description: 'The change feed: every committed change, in order, as a page or a stream.' },
+    ...collections.map((collection) => ({ name: collection.name, description: `The ${collection.name} collection.` })),
+  ]
   for (const version of versions.all) {
     await app.register(
       async (api) => {
+        // Before the routes: the document records them as they are added.
+        await installDocument(api, version, tags)
         installVersion(api, versions, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)

@@ -15,6 +15,7 @@ import type { Counters } from '../http/counters.js'
 import { requestPath } from '../http/request-target.js'
 import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
+import { errors, noBody, success } from '../openapi/responses.js'
 
 const SignIn = Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
@@ -55,7 +56,22 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
   // Path=/api: sent only to the API.
   const cookie = { path: '/api', httpOnly: true, sameSite: 'lax', secure: config.cookieSecure } as const
 
-  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: { body: SignIn, response: { 201: Session } } }, async (request, reply) => {
+  const tags = ['sessions']
+  const signIn = {
+    tags, operationId: 'signIn', summary: 'Sign in: a session cookie for the account', security: [],
+    body: SignIn,
+    response: { 201: success('Signed in; the cookie is set.', Session, ['location']) },
+  }
+  const current = {
+    tags, operationId: 'getSession', summary: 'The session this request was made with', security: [{ session: [] }],
+    response: { 200: success('The session.', Session) },
+  }
+  const signOut = {
+    tags, operationId: 'signOut', summary: 'Sign out: end the session this request was made with', security: [{ session: [] }],
+    response: { 204: noBody('Signed out; the cookie is cleared.') },
+  }
+
+  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: signIn, config: { document: { responses: errors([], true) } } }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase()
     const wait = Math.max(...(await Promise.all([throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip)])))
     if (wait > 0) {
@@ -78,13 +94,13 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     return represent(id, { id: account.id, email: account.email, name: account.name, roles: account.roles }, createdAt, expiresAt)
   })
 
-  app.get('/sessions/current', { schema: { response: { 200: Session } } }, async (request) => {
+  app.get('/sessions/current', { schema: current, config: { document: { responses: errors([404]) } } }, async (request) => {
     const caller = requireCaller(request)
     if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
     return represent(caller.session.id, caller.user, caller.session.createdAt, caller.session.expiresAt)
   })
 
-  app.delete('/sessions/current', async (request, reply) => {
+  app.delete('/sessions/current', { schema: signOut, config: { document: { responses: errors([403, 404]) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
     await store.deleteSession(caller.session.id)

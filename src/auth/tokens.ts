@@ -12,6 +12,8 @@ import { isUuid } from '../ids.js'
 import { StringEnum } from '../json-schema.js'
 import { requireCaller, SCOPES } from './caller.js'
 import { newSecret, secretHash } from './secrets.js'
+import { REQUIRED_AUTH } from '../openapi/document.js'
+import { errors, noBody, success } from '../openapi/responses.js'
 
 const MAX_DAYS = 365
 
@@ -43,8 +45,24 @@ const represent = (t: StoredToken) => ({
   created_at: t.createdAt.toISOString(),
 })
 
+const tags = ['tokens']
+const issue = {
+  tags, operationId: 'createToken', summary: 'Issue a bearer token (its secret is shown once)', security: REQUIRED_AUTH,
+  body: Issue,
+  response: { 201: success('Issued: `token` is the secret, shown only now.', IssuedToken, ['location']) },
+}
+const list = {
+  tags, operationId: 'listTokens', summary: "The caller's tokens, without their secrets", security: REQUIRED_AUTH,
+  response: { 200: success("The caller's tokens.", Type.Array(TokenView)) },
+}
+const revoke = {
+  tags, operationId: 'deleteToken', summary: 'Revoke a token at once', security: REQUIRED_AUTH,
+  response: { 204: noBody('Revoked.') },
+}
+const params = Type.Object({ id: Type.String({ format: 'uuid' }) })
+
 export function registerTokens(app: FastifyInstance, store: Accounts): void {
-  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: { body: Issue, response: { 201: IssuedToken } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: issue, config: { document: { responses: errors([], true) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     const { name, scopes = ['read'], expires_in_days: days = 30 } = request.body
     const secret = newSecret('rf_token_')
@@ -54,12 +72,12 @@ export function registerTokens(app: FastifyInstance, store: Accounts): void {
     return { ...represent(issued), token: secret }
   })
 
-  app.get('/tokens', { schema: { response: { 200: Type.Array(TokenView) } } }, async (request) => {
+  app.get('/tokens', { schema: list, config: { document: { responses: errors([]) } } }, async (request) => {
     const caller = requireCaller(request)
     return (await store.tokensOf(caller.user.id)).map(represent)
   })
 
-  app.delete<{ Params: { id: string } }>('/tokens/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/tokens/:id', { schema: revoke, config: { document: { params, responses: errors([403, 404]) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     // Another user's token is as unknown as one that does not exist.
     if (!isUuid(request.params.id) || !(await store.deleteToken(caller.user.id, request.params.id))) throw new ApiError('NOT_FOUND')

@@ -17,6 +17,12 @@ export interface ErrorRouteConfig {
   readOnlyFields?: ReadonlySet<string>
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    readOnlyFields?: ReadonlySet<string>
+  }
+}
+
 /** Fastify's own errors, by code, to catalogue codes. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',

@@ -139,6 +139,13 @@ export interface MediaRouteConfig {
   mediaTypes?: readonly string[]
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Media types the route answers in besides JSON (an event stream). */
+    mediaTypes?: readonly string[]
+  }
+}
+
 /**
  * Registers the hooks of one version's routes: the response's media type from Accept (406 when
  * none fits), `Vary: Accept`, and the deprecation notice of a deprecated version.

@@ -1,12 +1,14 @@
 /** Registers a collection's routes: list, read, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
-import { Type, type TObject } from 'typebox'
+import type { TObject } from 'typebox'
 import type { Database } from '../db/client.js'
 import type { IdempotencyKeys } from '../db/idempotency.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import type { ErrorRouteConfig } from '../http/error-handler.js'
+import { collectionOperations, type Operation } from '../openapi/collection-operations.js'
 import type { Collection } from './collection.js'
+import { listQuerySchema } from './list-query/parse.js'
 import { restrictedReads } from './permissions.js'
 import { handlerContext, type Body, type Params, type CollectionServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
@@ -39,13 +41,18 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const item = `${base}/:id`
   const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }
-  const write = { config, attachValidation: true, preValidation: requireBody }
 
-  app.get(base, { config, schema: { response: { 200: Type.Array(schemas.summary) } } }, listHandler(context))
-  app.get(item, { config, schema: { response: { 200: schemas.item } } }, readHandler(context))
+  const created = createdSchema(collection, schemas.item)
+  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, query: listQuerySchema(collection.listSpec) })
+  const route = (op: Operation) => ({ config: { ...config, document: op.document }, schema: op.schema })
+  const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
+
+  app.get(base, route(reads.list), listHandler(context))
+  app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return
-  app.post<WriteRoute>(base, { ...write, schema: { body: bodies.create, response: { 201: createdSchema(collection, schemas.item) } } }, idempotent(createHandler(context), keys))
-  app.put<WriteRoute>(item, { ...write, schema: { body: bodies.replace, response: { 200: schemas.item } } }, replaceHandler(context))
-  app.patch<WriteRoute>(item, { ...write, schema: { body: bodies.patch, response: { 200: schemas.item } } }, patchHandler(context))
-  app.delete(item, { config }, deleteHandler(context))
+  const ops = writes()
+  app.post<WriteRoute>(base, write(ops.create), idempotent(createHandler(context), keys))
+  app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
+  app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
+  app.delete(item, route(ops.remove), deleteHandler(context))
 }

@@ -1,4 +1,5 @@
 /** Parses a list request's query string into a ListPlan; every bad parameter is a 400 naming it. */
+import { Type, type TObject, type TSchema } from 'typebox'
 import { ApiError, type ErrorDetail } from '../../errors.js'
 import type { Field } from '../fields.js'
 import {
@@ -6,7 +7,7 @@ import {
   type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
 } from './plan.js'
 import { decodeCursor } from './cursor.js'
-import { parseValue } from './values.js'
+import { MAX_FILTER_LENGTH, parseValue } from './values.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
@@ -151,4 +152,62 @@ function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[]
   const position = decodeCursor(raw, sort)
   if (!position) return void problems.add('cursor', 'is not a cursor of this list with this sort; start again with cursor=')
   return { position }
+}
+
+/** A value of `field` in the query, as the document shows it (the parser reads the same forms, src/resources/list-query/values.ts). */
+function valueSchema(field: Field): TSchema {
+  switch (field.kind) {
+    case 'integer':
+      return Type.Integer()
+    case 'number':
+      return Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description: 'A decimal number such as 12.50.' })
+    case 'boolean':
+      return Type.Boolean()
+    case 'uuid':
+      return Type.String({ format: 'uuid' })
+    case 'enum':
+      return Type.Unsafe<string>({ type: 'string', enum: [...(field.values ?? [])] })
+    case 'datetime':
+      return Type.String({ format: 'date-time' })
+    case 'string':
+    case 'string[]':
+      return Type.String({ maxLength: MAX_FILTER_LENGTH })
+  }
+}
+
+/** What each operator's parameter holds, for the document. */
+function operatorSchema(field: Field, op: string): TSchema {
+  const value = valueSchema(field)
+  switch (op) {
+    case 'eq':
+      return { ...value, description: field.kind === 'string[]' ? 'Items holding this value; repeat for any of several.' : 'Equal to; repeat for any of several.' }
+    case 'in':
+      return Type.String({ description: 'Any of these comma-separated values.' })
+    case 'null':
+      return Type.Boolean({ description: 'true: only items where it is null; false: only where it is not.' })
+    case 'contains':
+      return Type.String({ maxLength: MAX_FILTER_LENGTH, description: 'Contains this text, ignoring case.' })
+    default:
+      return { ...value, description: { ne: 'Not equal to.', gt: 'Greater than.', gte: 'At least.', lt: 'Less than.', lte: 'At most.' }[op] }
+  }
+}
+
+/**
+ * The query parameters of a list, as the document shows them: built from the same spec and
+ * operator table the parser uses, so the two name the same parameters.
+ */
+export function listQuerySchema(spec: ListSpec): TObject {
+  const sortable = [...spec.sortable.keys()]
+  const filters: Record<string, TSchema> = {}
+  for (const field of spec.filterable.values()) {
+    for (const op of operatorsOf(field, spec)) filters[op === 'eq' ? field.name : `${field.name}[${op}]`] = Type.Optional(operatorSchema(field, op))
+  }
+  return Type.Object({
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'The page, from 1; not with cursor.' })),
+    size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Items per page.' })),
+    sort: Type.Optional(Type.String({ description: `Comma-separated fields to sort by: ${sortable.join(', ')}. The id breaks ties.` })),
+    order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', description: 'asc or desc: one for every sort field, or one per field.' })),
+    cursor: Type.Optional(Type.String({ description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
+    ...filters,
+  })
 }

@@ -9,7 +9,7 @@ const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:\d{2}))?$/
 
 /** Longest string a filter compares; longer ones cannot match any stored value we allow. */
-const MAX_FILTER_LENGTH = 1000
+export const MAX_FILTER_LENGTH = 1000
 
 /** The value, or a reason it cannot be one of this field's values. */
 export type Parsed = { ok: true; value: FilterValue } | { ok: false; reason: string }

@@ -1,0 +1,107 @@
+/**
+ * The parts of route schemas that only describe (OpenAPI): the error body, the response headers
+ * the service sets, and the error answers each kind of route can give. Route schemas use these
+ * beside the schemas that validate and serialize, so the document is built from the same routes.
+ */
+import { Type, type TSchema } from 'typebox'
+import { CATALOGUE, type ErrorCode } from '../errors.js'
+
+/** `$id` of the error body, a shared schema of every version's document (`#/components/schemas/Error`). */
+export const ERROR_SCHEMA_ID = 'Error'
+
+/** The uniform error body (docs/errors.md). Registered once at the root: every version shares it. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.keys(CATALOGUE), description: 'A stable code from the catalogue; never renamed or reused.' }),
+        message: Type.String({ description: 'For people: what went wrong and what to do.' }),
+        details: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
+          description: 'One entry per field or parameter at fault; empty when there is none.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: ERROR_SCHEMA_ID, additionalProperties: false, description: 'The body of every error answer.' },
+)
+
+const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
+
+/** Response headers, by name as the service sends them. */
+export const HEADERS = {
+  etag: header("The representation's entity tag, for If-None-Match and If-Match."),
+  'last-modified': header("When the item last changed, for If-Modified-Since and If-Unmodified-Since."),
+  location: header('The URL of the created item.'),
+  link: header('Paging links (first, prev, next, last) and, on a deprecated version, the successor version.'),
+  'x-total-count': header('How many items match, when at most COUNT_LIMIT do or the count is exact.', Type.String({ pattern: '^[0-9]+$' })),
+  'preference-applied': header('`count=exact` when the total was counted in full as Prefer asked.'),
+  ratelimit: header('What is left of the quota and when it refills (draft-ietf-httpapi-ratelimit-headers).'),
+  'ratelimit-policy': header('The quota and its window.'),
+  'retry-after': header('Seconds to wait before trying again.', Type.String({ pattern: '^[0-9]+$' })),
+  deprecation: header('On a deprecated version: when it was deprecated (RFC 9745).'),
+  sunset: header('On a deprecated version: when it stops being served (RFC 8594).'),
+  allow: header('The methods the resource supports.'),
+  'www-authenticate': header('The authentication challenge (RFC 6750).'),
+  'idempotent-replayed': header('`true` when this answer replays the first answer to the same Idempotency-Key.'),
+} as const
+
+type HeaderName = keyof typeof HEADERS
+
+/** The headers every answer may carry. */
+const EVERY_ANSWER: readonly HeaderName[] = ['ratelimit', 'ratelimit-policy', 'deprecation', 'sunset']
+
+const headersOf = (names: readonly HeaderName[]) => Object.fromEntries([...EVERY_ANSWER, ...names].map((name) => [name, HEADERS[name]]))
+
+/** A success answer: `schema` with its description and the headers it carries. */
+export function success(description: string, schema: TSchema, headers: readonly HeaderName[] = []): TSchema {
+  return { ...schema, description, headers: headersOf(headers) } as TSchema
+}
+
+/** An answer with no body (204, 304): `type: 'null'` tells the document so. */
+export function noBody(description: string, headers: readonly HeaderName[] = []): TSchema {
+  return { type: 'null', description, headers: headersOf(headers) } as unknown as TSchema
+}
+
+/** Why a route answers with a status, when the catalogue's own message is not specific enough. */
+const STATUS_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request could not be read, or a parameter is not valid.',
+  401: 'Credentials are missing, or the ones sent are not valid.',
+  403: 'The caller may not do this.',
+  404: 'Nothing exists at this path, or the caller may not see it.',
+  406: 'The Accept header admits no JSON type, or names a version that does not exist.',
+  409: 'The request conflicts with the current state: a duplicate value, a state move, a key in use.',
+  410: 'What was asked for is no longer kept.',
+  412: 'A precondition (If-Match, If-Unmodified-Since) failed: the item has changed.',
+  413: 'The body is too large.',
+  415: 'The body is not JSON.',
+  422: 'The body is JSON but not valid for this resource.',
+  428: 'This change needs If-Match.',
+  429: 'Too many requests.',
+  500: 'An unexpected error.',
+  503: 'The service cannot answer now (the database is unavailable or slow).',
+}
+
+/** Statuses any route can answer, whatever it does. */
+const EVERY_ROUTE = [400, 401, 406, 429, 500, 503] as const
+/** Statuses of any route that reads a body. */
+const WITH_BODY = [413, 415, 422] as const
+
+/** The error answers of a route: those of every route, those of a body if it reads one, and `statuses`. */
+export function errors(statuses: readonly number[], readsBody = false): Record<number, TSchema> {
+  const all = new Set<number>([...EVERY_ROUTE, ...(readsBody ? WITH_BODY : []), ...statuses])
+  return Object.fromEntries(
+    [...all]
+      .sort((a, b) => a - b)
+      .map((status) => [
+        status,
+        {
+          ...Type.Ref(ERROR_SCHEMA_ID),
+          description: STATUS_DESCRIPTIONS[status] ?? messageOf(status),
+          headers: headersOf(status === 429 || status === 503 ? ['retry-after'] : status === 401 ? ['www-authenticate'] : []),
+        } as unknown as TSchema,
+      ]),
+  )
+}
+
+const messageOf = (status: number) => Object.values(CATALOGUE).find((entry) => entry.status === status)?.message ?? 'An error.'
