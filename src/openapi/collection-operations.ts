@@ -10,10 +10,13 @@ import type { Collection } from '../resources/collection.js'
 import { OPTIONAL_AUTH, REQUIRED_AUTH, type DocumentedRoute } from './document.js'
 import { errors, noBody, success } from './responses.js'
 
-/** `order_items` → `OrderItem`: a component's name and an operationId's noun. */
+/** `order_items` → `OrderItems`: a list's operationId noun. */
+const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
+
+/** `order_items` → `OrderItem`, `webhook_deliveries` → `WebhookDelivery`: a component's name and an operationId's noun. */
 export function singularName(table: string): string {
-  const pascal = table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
-  return pascal.endsWith('ies') ? `${pascal.slice(0, -3)}y` : pascal.replace(/s$/, '')
+  const plural = pluralName(table)
+  return plural.endsWith('ies') ? `${plural.slice(0, -3)}y` : plural.replace(/s$/, '')
 }
 
 const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
@@ -47,7 +50,8 @@ export interface CollectionParts {
  * as components named for the collection: `Product`, `ProductSummary`, `ProductCreate`...
  */
 export function collectionOperations(api: FastifyInstance, collection: Collection, parts: CollectionParts): { reads: ReadOperations; writes: () => WriteOperations } {
-  const name = singularName(collection.options.table ?? collection.name)
+  const table = collection.options.table ?? collection.name
+  const name = singularName(table)
   const refTo = (suffix: string, schema: object): TSchema => {
     const id = `${name}${suffix}`
     api.addSchema({ ...schema, $id: id })
@@ -72,7 +76,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   const reads: ReadOperations = {
     list: op({
       ...base,
-      operationId: `list${name}s`,
+      operationId: `list${pluralName(table)}`,
       summary: `List ${collection.name}`,
       security: security(access.list),
       response: {
