@@ -225,7 +225,8 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
 /**
  * PGlite serializes an array parameter by its type's serializer, and has none for arrays of an
  * enum (`status = ANY($1)`): it would send `active,draft`. The driver's text form is an array
- * literal every array type reads.
+ * literal every array type reads, as node-postgres sends it. Every statement's parameters go
+ * through it, in a transaction too.
  */
 const arrayAsText = (value: unknown) => (Array.isArray(value) ? textOf(value) : value)
 
@@ -263,11 +264,11 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
         pglite.transaction(async (tx) => {
           let last: [string, readonly unknown[]] | undefined
           const result = await fn({
-            query: async <Row>(text: string, params: unknown[]) => (await tx.query<Row>(text, params)).rows,
+            query: async <Row>(text: string, params: unknown[]) => (await tx.query<Row>(text, params.map(arrayAsText))).rows,
             // In process, a round trip costs nothing: it runs just before the COMMIT.
             beforeCommit: (text, params) => void (last = [text, params]),
           })
-          if (last) await tx.query(last[0], [...last[1]])
+          if (last) await tx.query(last[0], last[1].map(arrayAsText))
           return result
         }),
       ),
