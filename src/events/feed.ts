@@ -13,7 +13,6 @@ import { EVENT_STREAM, type EventStreams } from './stream.js'
 import { ApiError, type ErrorDetail } from '../errors.js'
 import { requestPath } from '../http/request-target.js'
 import { appendHeader } from '../http/response-headers.js'
-import type { MediaRouteConfig } from '../http/versioning.js'
 import { linkPrefix } from '../resources/list-query/links.js'
 import type { RawQuery } from '../resources/list-query/parse.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
@@ -93,19 +92,18 @@ function lastEventId(request: FastifyRequest): number | undefined {
 }
 
 export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: EventStreams): void {
-  const config: MediaRouteConfig = { mediaTypes: [EVENT_STREAM] }
   const schema = {
     tags: ['events'], operationId: 'listEvents', summary: 'The change feed: a page of events, or a stream (Accept: text/event-stream)', security: REQUIRED_AUTH,
     produces: ['application/json', EVENT_STREAM],
     response: { 200: success('Events after `after`, oldest first; Link rel="next" resumes after the last.', Type.Array(EventView), ['link']) },
   }
   const query = Type.Object({
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'The id of the last event you saw; 0 or absent: from the oldest kept.' })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'The id of the last event you saw; 0 or absent: from the oldest kept.' })),
     type: Type.Optional(Type.String({ description: 'Event types, comma-separated: `products.created`, or `orders.*` for every type of a collection.' })),
     collection: Type.Optional(Type.String({ description: 'Collections, comma-separated.' })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Events per page.' })),
   })
-  app.get('/events', { config: { ...config, document: { querystring: query, responses: errors([403, 410]) } }, schema }, async (request: FastifyRequest, reply) => {
+  app.get('/events', { config: { mediaTypes: [EVENT_STREAM], document: { querystring: query, responses: errors([403, 410]) } }, schema }, async (request: FastifyRequest, reply) => {
     authorize('admin', request.caller, 'read the events')
     const raw = request.query as RawQuery
     const query = parseFeedQuery(raw)

@@ -56,6 +56,16 @@ eachDatabase(t, async (t, api) => {
     const names = new Set(list.parameters!.filter((p) => p.in === 'query').map((p) => p.name))
     for (const name of ['page', 'size', 'sort', 'order', 'cursor', 'status', 'status[in]', 'price[gte]', 'name[contains]', 'description[null]']) t.ok(names.has(name), name)
     t.notOk(names.has('cost[contains]'), 'contains only on searchable fields')
+    // What the document calls valid, the parser takes; and the other way round.
+    const schemaOf = (name: string) => list.parameters!.find((p) => p.name === name)!.schema as { pattern?: string; maximum?: number }
+    for (const name of ['created_at[gte]', 'price[gte]']) t.type(schemaOf(name).pattern, 'string', `${name}: the parser's own pattern`)
+    t.ok(new RegExp(schemaOf('created_at[gte]').pattern!).test('2026-01-31'), 'a plain date is a documented date-time filter value')
+    t.equal((await api.anonymous.get('/api/v2/products?created_at[gte]=2026-01-31')).status, 200)
+    t.ok(new RegExp(schemaOf('price[gte]').pattern!).test('12.50'))
+    t.notOk(new RegExp(schemaOf('price[gte]').pattern!).test('1e3'), 'no exponents')
+    t.equal((await api.anonymous.get('/api/v2/products?price[gte]=1e3')).status, 400)
+    t.equal(schemaOf('page').maximum, 2_147_483_647)
+    t.equal((await api.anonymous.get('/api/v2/products?page=2147483648')).status, 400, 'past the documented maximum: 400')
     const item = v2.paths['/api/v2/products/{id}']!.get!
     t.same(item.parameters!.map((p) => [p.in, p.name, p.required]), [['path', 'id', true]])
   })

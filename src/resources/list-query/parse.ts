@@ -7,7 +7,7 @@ import {
   type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
 } from './plan.js'
 import { decodeCursor } from './cursor.js'
-import { MAX_FILTER_LENGTH, parseValue } from './values.js'
+import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
@@ -154,27 +154,6 @@ function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[]
   return { position }
 }
 
-/** A value of `field` in the query, as the document shows it (the parser reads the same forms, src/resources/list-query/values.ts). */
-function valueSchema(field: Field): TSchema {
-  switch (field.kind) {
-    case 'integer':
-      return Type.Integer()
-    case 'number':
-      return Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description: 'A decimal number such as 12.50.' })
-    case 'boolean':
-      return Type.Boolean()
-    case 'uuid':
-      return Type.String({ format: 'uuid' })
-    case 'enum':
-      return Type.Unsafe<string>({ type: 'string', enum: [...(field.values ?? [])] })
-    case 'datetime':
-      return Type.String({ format: 'date-time' })
-    case 'string':
-    case 'string[]':
-      return Type.String({ maxLength: MAX_FILTER_LENGTH })
-  }
-}
-
 /** What each operator's parameter holds, for the document. */
 function operatorSchema(field: Field, op: string): TSchema {
   const value = valueSchema(field)
@@ -203,7 +182,7 @@ export function listQuerySchema(spec: ListSpec): TObject {
     for (const op of operatorsOf(field, spec)) filters[op === 'eq' ? field.name : `${field.name}[${op}]`] = Type.Optional(operatorSchema(field, op))
   }
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'The page, from 1; not with cursor.' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OFFSET, default: 1, description: 'The page, from 1; not with cursor.' })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Items per page.' })),
     sort: Type.Optional(Type.String({ description: `Comma-separated fields to sort by: ${sortable.join(', ')}. The id breaks ties.` })),
     order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', description: 'asc or desc: one for every sort field, or one per field.' })),

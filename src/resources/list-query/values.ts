@@ -1,4 +1,5 @@
 /** Reads one filter value from the query string according to the field's type. */
+import { Type, type TSchema } from 'typebox'
 import type { Field } from '../fields.js'
 import { isUuid } from '../../ids.js'
 import type { FilterValue } from './plan.js'
@@ -54,5 +55,30 @@ export function parseValue(field: Field, raw: string): Parsed {
       if (raw.length > MAX_FILTER_LENGTH) return fail(`must be at most ${MAX_FILTER_LENGTH} characters`)
       // PostgreSQL text cannot hold U+0000; no stored value contains it.
       return raw.includes('\u0000') ? fail('must not contain U+0000') : { ok: true, value: raw }
+  }
+}
+
+/**
+ * The values parseValue reads, as the OpenAPI document shows them: the same patterns and ranges,
+ * so a value the document calls valid is one the parser takes.
+ */
+export function valueSchema(field: Field): TSchema {
+  const [minimum, maximum] = field.range ?? []
+  switch (field.kind) {
+    case 'integer':
+      return Type.Integer({ minimum, maximum })
+    case 'number':
+      return Type.String({ pattern: DECIMAL.source, description: `A decimal number such as 12.50, from ${minimum} to ${maximum}.` })
+    case 'boolean':
+      return Type.Boolean()
+    case 'uuid':
+      return Type.String({ format: 'uuid' })
+    case 'enum':
+      return Type.Unsafe<string>({ type: 'string', enum: [...(field.values ?? [])] })
+    case 'datetime':
+      return Type.String({ pattern: DATE_TIME.source, description: 'An RFC 3339 date-time, or a date (its midnight UTC).' })
+    case 'string':
+    case 'string[]':
+      return Type.String({ maxLength: MAX_FILTER_LENGTH })
   }
 }
