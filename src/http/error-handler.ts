@@ -11,14 +11,9 @@ import type { RouteTable } from './routes.js'
 import type { Versions } from './versioning.js'
 import { validationDetails, type SchemaError } from './validation.js'
 
-/** Route config a collection route may carry for error rendering. */
-export interface ErrorRouteConfig {
-  /** Fields the server sets; sending one is "read-only" rather than "unknown". */
-  readOnlyFields?: ReadonlySet<string>
-}
-
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** A collection route's fields the server sets: sending one is "read-only" rather than "unknown". */
     readOnlyFields?: ReadonlySet<string>
   }
 }
@@ -46,8 +41,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   const fastifyError = error as Partial<FastifyError>
   if (fastifyError.validation) {
     const errors = fastifyError.validation as SchemaError[]
-    const config = request.routeOptions.config as ErrorRouteConfig
-    const details = validationDetails(errors, config.readOnlyFields ?? new Set())
+    const details = validationDetails(errors, request.routeOptions.config.readOnlyFields ?? new Set())
     if (fastifyError.validationContext === 'body') return new ApiError('VALIDATION_ERROR', undefined, details)
     return new ApiError('INVALID_PARAMETER', undefined, details)
   }

@@ -134,14 +134,9 @@ declare module 'fastify' {
   }
 }
 
-/** A route that answers in another media type too, when Accept asks for it (the event stream). */
-export interface MediaRouteConfig {
-  mediaTypes?: readonly string[]
-}
-
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Media types the route answers in besides JSON (an event stream). */
+    /** Media types a route answers in besides JSON, when Accept asks for one (the event stream). */
     mediaTypes?: readonly string[]
   }
 }
@@ -157,7 +152,7 @@ export function installVersion(api: FastifyInstance, versions: Versions, version
     notice?.(request, reply)
     // A body over the limit is a 413 before anything else (the order of checks).
     if (Number(request.headers['content-length']) > BODY_LIMIT) return done()
-    const negotiated = negotiate(request.headers.accept, version.version, (request.routeOptions.config as MediaRouteConfig).mediaTypes)
+    const negotiated = negotiate(request.headers.accept, version.version, request.routeOptions.config.mediaTypes)
     if ('refused' in negotiated) return done(new ApiError('NOT_ACCEPTABLE', negotiated.refused))
     request.responseType = negotiated.mediaType
     done()

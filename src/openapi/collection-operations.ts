@@ -95,6 +95,17 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       },
     }, onItem, errors([...refusals(access.read), 404])),
   }
+  // PUT and PATCH differ in their body only.
+  const change = (operationId: string, summary: string, consumes: string[], body: TSchema) =>
+    op({
+      ...base,
+      operationId: `${operationId}${name}`,
+      summary: `${summary} one of ${collection.name}`,
+      security: security(access.update),
+      consumes,
+      body,
+      response: { 200: success('The item as it is now.', item, ['etag', 'last-modified']) },
+    }, onItem, errors([...refusals(access.update), 404, 409, 412, 428], true))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => ({
     create: op({
@@ -108,28 +119,8 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['location', 'etag', 'last-modified', 'idempotent-replayed']),
       },
     }, onCollection, errors([...refusals(access.create), 404, 409], true)),
-    replace: op({
-      ...base,
-      operationId: `replace${name}`,
-      summary: `Replace one of ${collection.name}`,
-      security: security(access.update),
-      consumes: JSON_TYPES,
-      body: refTo('Replace', parts.bodies.replace),
-      response: {
-        200: success('The item as it is now.', item, ['etag', 'last-modified']),
-      },
-    }, onItem, errors([...refusals(access.update), 404, 409, 412, 428], true)),
-    patch: op({
-      ...base,
-      operationId: `update${name}`,
-      summary: `Change fields of one of ${collection.name} (JSON merge patch)`,
-      security: security(access.update),
-      consumes: PATCH_TYPES,
-      body: refTo('Patch', parts.bodies.patch),
-      response: {
-        200: success('The item as it is now.', item, ['etag', 'last-modified']),
-      },
-    }, onItem, errors([...refusals(access.update), 404, 409, 412, 428], true)),
+    replace: change('replace', 'Replace', JSON_TYPES, refTo('Replace', parts.bodies.replace)),
+    patch: change('update', 'Change fields (a JSON merge patch) of', PATCH_TYPES, refTo('Patch', parts.bodies.patch)),
     remove: op({
       tags,
       operationId: `delete${name}`,

@@ -5,7 +5,6 @@ import type { Database } from '../db/client.js'
 import type { IdempotencyKeys } from '../db/idempotency.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
-import type { ErrorRouteConfig } from '../http/error-handler.js'
 import { collectionOperations, type Operation } from '../openapi/collection-operations.js'
 import type { Collection } from './collection.js'
 import { listQuerySchema } from './list-query/parse.js'
@@ -40,11 +39,10 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const schemas = responseSchemas(context.version.schemas, restrictedReads(collection))
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const item = `${base}/:id`
-  const config: ErrorRouteConfig = { readOnlyFields: new Set(collection.readOnly) }
-
+  const readOnlyFields = new Set(collection.readOnly)
   const created = createdSchema(collection, schemas.item)
   const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, query: listQuerySchema(collection.listSpec) })
-  const route = (op: Operation) => ({ config: { ...config, document: op.document }, schema: op.schema })
+  const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
   app.get(base, route(reads.list), listHandler(context))
