@@ -71,6 +71,8 @@ export async function installDocument(api: FastifyInstance, version: ApiVersion,
       return { schema: { ...schema, ...parts, response: { ...(schema?.response as object | undefined), ...responses } }, url }
     },
   })
-  // The document is generated once, on the first request, after every route is registered.
-  api.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(api.swagger()))
+  // Generated and written out once, on the first request (every route is registered by then):
+  // some 400 kB of JSON, not stringified again for each request.
+  let text: string | undefined
+  api.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send((text ??= JSON.stringify(api.swagger()))))
 }
