@@ -25,13 +25,15 @@ function inRange(field: Field, value: number, parsed: FilterValue): Parsed {
 
 /**
  * A calendar date-time that exists (`Date.parse` rolls 2026-02-30 over to March), at an instant
- * from year 1: `0001-01-01T00:00:00+14:00` is written in year 1 but falls in year 0, which
- * PostgreSQL refuses (a 500 before).
+ * in years 1 to 9999, the years RFC 3339 can write: `0001-01-01T00:00:00+14:00` is written in
+ * year 1 but falls in year 0, which PostgreSQL refuses, and `9999-12-31T23:59:59-23:59` falls in
+ * year 10000, which PGlite's parameters cannot carry (each a 500 before).
  */
 function dateTime(raw: string): Parsed {
   const time = DATE_TIME.test(raw) ? Date.parse(raw) : NaN
   const day = raw.slice(0, 10)
-  const exists = !Number.isNaN(time) && new Date(time).getUTCFullYear() >= 1 && new Date(Date.parse(day)).toISOString().startsWith(day)
+  const year = new Date(time).getUTCFullYear()
+  const exists = !Number.isNaN(time) && year >= 1 && year <= 9999 && new Date(Date.parse(day)).toISOString().startsWith(day)
   return exists ? { ok: true, value: new Date(time) } : fail('must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z')
 }
 
