@@ -31,7 +31,7 @@ import { RouteTable } from './http/routes.js'
 import { serverFactory } from './http/server-factory.js'
 import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
-import { installCanonicalPaths, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
+import { installCanonicalPaths, installDeprecationNotices, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import { installDocument } from './openapi/document.js'
 import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
@@ -60,6 +60,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Migrates (MIGRATE_ON_START), creates the admin (ADMIN_EMAIL), then reports ready. */
     start(): Promise<void>
+    /** Each version's OpenAPI document as JSON text, by version (generated on first use, then kept). */
+    openapi: ReadonlyMap<number, () => string>
   }
 }
 
@@ -99,7 +101,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: BODY_LIMIT,
     serverFactory,
     clientErrorHandler,
-    frameworkErrors,
+    // Failures before routing (a broken percent-encoding) skip the hooks, so the notice is given here too.
+    frameworkErrors: (error, request, reply) => {
+      versions.announce(request, reply)
+      frameworkErrors(error, request, reply)
+    },
     ajv: AJV_OPTIONS,
     rewriteUrl: (request) => versions.rewrite(request),
   })
@@ -111,6 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const routes = new RouteTable()
   routes.watch(app)
   installResponseHeaders(app)
+  installDeprecationNotices(app, versions)
   installTimeLimit(app, config.limits.requestTimeoutMs)
   installErrorHandling(app, routes, versions)
   const lifecycle: Lifecycle = { phase: 'starting' }
@@ -148,12 +155,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { name: 'events', description: 'The change feed: every committed change, in order, as a page or a stream.' },
     ...collections.map((collection) => ({ name: collection.name, description: `The ${collection.name} collection.` })),
   ]
+  const documents = new Map<number, () => string>()
+  app.decorate('openapi', documents)
   for (const version of versions.all) {
     await app.register(
       async (api) => {
         // Before the routes: the document records them as they are added.
-        await installDocument(api, version, tags)
-        installVersion(api, versions, version)
+        documents.set(version.version, await installDocument(api, version, tags))
+        installVersion(api, version)
         registerSessions(api, store, config.auth, throttles)
         registerTokens(api, store)
         registerEventFeed(api, events, streams)

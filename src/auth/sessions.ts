@@ -71,7 +71,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     response: { 204: noBody('Signed out; the cookie is cleared.') },
   }
 
-  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: signIn, config: { document: { responses: errors([], true) } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: signIn, config: { document: { responses: errors([], { unsafe: true, body: true }) } } }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase()
     const wait = Math.max(...(await Promise.all([throttles.account.retryAfter(email), throttles.address.retryAfter(request.ip)])))
     if (wait > 0) {
@@ -100,7 +100,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     return represent(caller.session.id, caller.user, caller.session.createdAt, caller.session.expiresAt)
   })
 
-  app.delete('/sessions/current', { schema: signOut, config: { document: { responses: errors([403, 404]) } } }, async (request, reply) => {
+  app.delete('/sessions/current', { schema: signOut, config: { document: { responses: errors([404], { unsafe: true }) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     if (caller.via !== 'session') throw new ApiError('NOT_FOUND', 'This request was not made with a session.')
     await store.deleteSession(caller.session.id)

@@ -62,7 +62,7 @@ const revoke = {
 const params = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 export function registerTokens(app: FastifyInstance, store: Accounts): void {
-  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: issue, config: { document: { responses: errors([], true) } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: issue, config: { document: { responses: errors([], { unsafe: true, body: true }) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     const { name, scopes = ['read'], expires_in_days: days = 30 } = request.body
     const secret = newSecret('rf_token_')
@@ -77,7 +77,7 @@ export function registerTokens(app: FastifyInstance, store: Accounts): void {
     return (await store.tokensOf(caller.user.id)).map(represent)
   })
 
-  app.delete<{ Params: { id: string } }>('/tokens/:id', { schema: revoke, config: { document: { params, responses: errors([403, 404]) } } }, async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/tokens/:id', { schema: revoke, config: { document: { params, responses: errors([404], { unsafe: true }) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     // Another user's token is as unknown as one that does not exist.
     if (!isUuid(request.params.id) || !(await store.deleteToken(caller.user.id, request.params.id))) throw new ApiError('NOT_FOUND')

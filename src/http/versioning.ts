@@ -32,6 +32,8 @@ export class Versions {
   /** Where unversioned paths lead: the newest version that is not deprecated. */
   readonly current: number
   readonly #known: Set<number>
+  /** The deprecated versions' notices, by version. */
+  readonly #notices: Map<number, (request: FastifyRequest, reply: FastifyReply) => void>
 
   constructor(versions: readonly ApiVersion[]) {
     if (versions.length === 0) throw new TypeError('at least one API version is needed')
@@ -39,6 +41,7 @@ export class Versions {
     this.#known = new Set(this.all.map((v) => v.version))
     const current = this.all.filter((v) => !v.deprecation).at(-1) ?? this.all.at(-1)!
     this.current = current.version
+    this.#notices = new Map(this.all.flatMap((version) => (version.deprecation ? [[version.version, this.#notice(version, version.deprecation)] as const] : [])))
   }
 
   has(version: number): boolean {
@@ -69,12 +72,19 @@ export class Versions {
   }
 
   /**
-   * What every response of a deprecated version says, computed once: Deprecation, Sunset, and
-   * a function from the request to the Link of the same resource in the successor version.
+   * Every answer in a deprecated version's paths says so, errors included, whichever hook or
+   * handler gives them: Deprecation, Sunset, and the Link to the same resource in the successor.
+   * `request.url` is the URL as routed (`/api/...` asked for as a vendor type is rewritten).
    */
-  notice(version: ApiVersion): ((request: FastifyRequest, reply: FastifyReply) => void) | undefined {
-    if (!version.deprecation) return undefined
-    const headers: Record<string, string> = { deprecation: `@${Math.floor(version.deprecation.getTime() / 1000)}` }
+  announce(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.#notices.size === 0) return
+    const version = VERSIONED.exec(request.url)?.[1]
+    if (version !== undefined) this.#notices.get(Number(version))?.(request, reply)
+  }
+
+  /** What every response of a deprecated version says, computed once. */
+  #notice(version: ApiVersion, deprecation: Date): (request: FastifyRequest, reply: FastifyReply) => void {
+    const headers: Record<string, string> = { deprecation: `@${Math.floor(deprecation.getTime() / 1000)}` }
     if (version.sunset) headers.sunset = version.sunset.toUTCString()
     const successor = this.all.find((v) => v.version > version.version && !v.deprecation) ?? this.all.at(-1)!
     const from = versionPrefix(version.version).length
@@ -141,15 +151,21 @@ declare module 'fastify' {
   }
 }
 
+/** onRequest, before the hooks that can refuse a request (rate limits, credentials, CSRF): Versions.announce. */
+export function installDeprecationNotices(app: FastifyInstance, versions: Versions): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    versions.announce(request, reply)
+    done()
+  })
+}
+
 /**
  * Registers the hooks of one version's routes: the response's media type from Accept (406 when
- * none fits), `Vary: Accept`, and the deprecation notice of a deprecated version.
+ * none fits) and `Vary: Accept`.
  */
-export function installVersion(api: FastifyInstance, versions: Versions, version: ApiVersion): void {
-  const notice = versions.notice(version)
+export function installVersion(api: FastifyInstance, version: ApiVersion): void {
   api.addHook('onRequest', (request, reply, done) => {
     appendHeader(reply, 'vary', 'Accept')
-    notice?.(request, reply)
     // A body over the limit is a 413 before anything else (the order of checks).
     if (Number(request.headers['content-length']) > BODY_LIMIT) return done()
     const negotiated = negotiate(request.headers.accept, version.version, request.routeOptions.config.mediaTypes)

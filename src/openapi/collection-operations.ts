@@ -21,7 +21,7 @@ export function singularName(table: string): string {
 
 const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
 
-/** A rule other than `public` can refuse: 401 without credentials, 403 with the wrong ones. */
+/** A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones (writes always can: errors()). */
 const refusals = (rule: AccessRule) => (rule === 'public' ? [] : [403])
 
 const JSON_TYPES = ['application/json']
@@ -80,7 +80,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       summary: `List ${collection.name}`,
       security: security(access.list),
       response: {
-        200: success('A page of items, in order.', Type.Array(summary), ['etag', 'link', 'x-total-count', 'preference-applied']),
+        200: success('A page of items, in order.', Type.Array(summary), ['etag', 'link', 'x-total-count?', 'preference-applied?']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['etag']),
       },
     }, { ...onCollection, querystring: parts.query }, errors([...refusals(access.list), ...(parent ? [404] : [])])),
@@ -93,7 +93,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         200: success('The item.', item, ['etag', 'last-modified']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['etag', 'last-modified']),
       },
-    }, onItem, errors([...refusals(access.read), 404])),
+    }, onItem, errors([...refusals(access.read), 404, 412])),
   }
   // PUT and PATCH differ in their body only.
   const change = (operationId: string, summary: string, consumes: string[], body: TSchema) =>
@@ -105,7 +105,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       consumes,
       body,
       response: { 200: success('The item as it is now.', item, ['etag', 'last-modified']) },
-    }, onItem, errors([...refusals(access.update), 404, 409, 412, 428], true))
+    }, onItem, errors([404, 409, 412, 428], { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => ({
     create: op({
@@ -116,9 +116,9 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       consumes: JSON_TYPES,
       body: refTo('Create', parts.bodies.create),
       response: {
-        201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['location', 'etag', 'last-modified', 'idempotent-replayed']),
+        201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['location', 'etag', 'last-modified', 'idempotent-replayed?']),
       },
-    }, onCollection, errors([...refusals(access.create), 404, 409], true)),
+    }, onCollection, errors([404, 409], { unsafe: true, body: true })),
     replace: change('replace', 'Replace', JSON_TYPES, refTo('Replace', parts.bodies.replace)),
     patch: change('update', 'Change fields (a JSON merge patch) of', PATCH_TYPES, refTo('Patch', parts.bodies.patch)),
     remove: op({
@@ -129,7 +129,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       response: {
         204: noBody('Deleted.'),
       },
-    }, onItem, errors([...refusals(access.delete), 404, 409, 412, 428])),
+    }, onItem, errors([404, 409, 412, 428], { unsafe: true })),
   })
   return { reads, writes }
 }

@@ -7,6 +7,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import type { ApiVersion } from '../http/versioning.js'
+import { finishDocument } from './conventions.js'
 
 /** Security schemes: the session cookie of `POST /sessions`, and bearer tokens (`POST /tokens`, or a configured identity provider's JWTs). */
 export const SECURITY_SCHEMES = {
@@ -51,9 +52,9 @@ function componentName(json: { $id?: unknown }, _base: unknown, _fragment: unkno
 
 /**
  * Registers the document of `version` on its plugin: call before the version's routes (the
- * plugin records routes as they are added) and await it.
+ * plugin records routes as they are added) and await it. Returns the document as JSON text.
  */
-export async function installDocument(api: FastifyInstance, version: ApiVersion, tags: readonly { name: string; description: string }[]): Promise<void> {
+export async function installDocument(api: FastifyInstance, version: ApiVersion, tags: readonly { name: string; description: string }[]): Promise<() => string> {
   await api.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -66,6 +67,7 @@ export async function installDocument(api: FastifyInstance, version: ApiVersion,
       tags: [...tags],
     },
     refResolver: { buildLocalReference: componentName },
+    transformObject: (documentObject) => finishDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject, version),
     transform: ({ schema, url, route }) => {
       const { responses, ...parts } = route.config?.document ?? {}
       return { schema: { ...schema, ...parts, response: { ...(schema?.response as object | undefined), ...responses } }, url }
@@ -74,5 +76,7 @@ export async function installDocument(api: FastifyInstance, version: ApiVersion,
   // Generated and written out once, on the first request (every route is registered by then):
   // some 400 kB of JSON, not stringified again for each request.
   let text: string | undefined
-  api.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send((text ??= JSON.stringify(api.swagger()))))
+  const document = () => (text ??= JSON.stringify(api.swagger()))
+  api.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(document()))
+  return document
 }

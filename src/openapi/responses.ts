@@ -47,19 +47,35 @@ export const HEADERS = {
 } as const
 
 type HeaderName = keyof typeof HEADERS
+/** A header an answer always carries (`etag`), or may carry (`link?`). */
+export type HeaderUse = HeaderName | `${HeaderName}?`
 
-/** The headers every answer may carry. */
-const EVERY_ANSWER: readonly HeaderName[] = ['ratelimit', 'ratelimit-policy', 'deprecation', 'sunset']
+/**
+ * Marks a header the answer always carries. @fastify/swagger copies a response header's schema
+ * as it is and has no `required`; the document's finishing pass (conventions.ts) moves this mark
+ * to the header object, where OpenAPI has it.
+ */
+export const REQUIRED_HEADER = 'x-required'
 
-const headersOf = (names: readonly HeaderName[]) => Object.fromEntries([...EVERY_ANSWER, ...names].map((name) => [name, HEADERS[name]]))
+/** The headers any answer may carry: a rate limit's (when one is set); a deprecated version's are added with the version. */
+const EVERY_ANSWER: readonly HeaderUse[] = ['ratelimit?', 'ratelimit-policy?']
+
+function headersOf(uses: readonly HeaderUse[]): Record<string, object> {
+  return Object.fromEntries(
+    [...EVERY_ANSWER, ...uses].map((use) => {
+      const name = use.replace(/\?$/, '') as HeaderName
+      return [name, use.endsWith('?') ? HEADERS[name] : { ...HEADERS[name], [REQUIRED_HEADER]: true }]
+    }),
+  )
+}
 
 /** A success answer: `schema` with its description and the headers it carries. */
-export function success(description: string, schema: TSchema, headers: readonly HeaderName[] = []): TSchema {
+export function success(description: string, schema: TSchema, headers: readonly HeaderUse[] = []): TSchema {
   return { ...schema, description, headers: headersOf(headers) } as TSchema
 }
 
 /** An answer with no body (204, 304): `type: 'null'` tells the document so. */
-export function noBody(description: string, headers: readonly HeaderName[] = []): TSchema {
+export function noBody(description: string, headers: readonly HeaderUse[] = []): TSchema {
   return { type: 'null', description, headers: headersOf(headers) } as unknown as TSchema
 }
 
@@ -67,7 +83,7 @@ export function noBody(description: string, headers: readonly HeaderName[] = [])
 const STATUS_DESCRIPTIONS: Record<number, string> = {
   400: 'The request could not be read, or a parameter is not valid.',
   401: 'Credentials are missing, or the ones sent are not valid.',
-  403: 'The caller may not do this.',
+  403: 'The caller may not do this: a role or token scope it lacks, or a session cookie sent from another site.',
   404: 'Nothing exists at this path, or the caller may not see it.',
   406: 'The Accept header admits no JSON type, or names a version that does not exist.',
   409: 'The request conflicts with the current state: a duplicate value, a state move, a key in use.',
@@ -84,22 +100,27 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 
 /** Statuses any route can answer, whatever it does. */
 const EVERY_ROUTE = [400, 401, 406, 429, 500, 503] as const
+/** Statuses of any unsafe method: a session cookie sent from another site, a token without the `write` scope. */
+const UNSAFE = [403] as const
 /** Statuses of any route that reads a body. */
 const WITH_BODY = [413, 415, 422] as const
 
-/** The error answers of a route: those of every route, those of a body if it reads one, and `statuses`. */
-export function errors(statuses: readonly number[], readsBody = false): Record<number, TSchema> {
-  const all = new Set<number>([...EVERY_ROUTE, ...(readsBody ? WITH_BODY : []), ...statuses])
+/** Headers an error answer of a status always carries. */
+const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = { 401: ['www-authenticate'], 429: ['retry-after'], 503: ['retry-after'] }
+
+/**
+ * The error answers of a route: those of every route, of an unsafe method and of a body if it
+ * is one or reads one, and `statuses`. Each status has one description and headers, whatever the
+ * route: the document shares them as `#/components/responses/...`.
+ */
+export function errors(statuses: readonly number[], { unsafe = false, body = false } = {}): Record<number, TSchema> {
+  const all = new Set<number>([...EVERY_ROUTE, ...(unsafe ? UNSAFE : []), ...(body ? WITH_BODY : []), ...statuses])
   return Object.fromEntries(
     [...all]
       .sort((a, b) => a - b)
       .map((status) => [
         status,
-        {
-          ...Type.Ref(ERROR_SCHEMA_ID),
-          description: STATUS_DESCRIPTIONS[status] ?? messageOf(status),
-          headers: headersOf(status === 429 || status === 503 ? ['retry-after'] : status === 401 ? ['www-authenticate'] : []),
-        } as unknown as TSchema,
+        { ...Type.Ref(ERROR_SCHEMA_ID), description: STATUS_DESCRIPTIONS[status] ?? messageOf(status), headers: headersOf(ERROR_HEADERS[status] ?? []) } as unknown as TSchema,
       ]),
   )
 }

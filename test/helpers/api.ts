@@ -6,7 +6,9 @@ import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
+import { requestedVersion } from '../../src/http/negotiation.js'
 import { migrate } from '../../src/db/migrate.js'
+import { contract, type Contract, type OpenApiDocument } from './contract.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
 
 import type { Test } from 'tap'
@@ -138,6 +140,34 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 type Base = Pick<Api, 'kind' | 'app' | 'db' | 'databaseConfig' | 'origin'> & { adminToken: string }
 
+/** Contracts by document text: services of a test file mostly serve the same documents; each is compiled once. */
+const contracts = new Map<string, Contract>()
+
+/**
+ * The version an answer's path is in, and the path as that version names it: `/api/v2/...`, or
+ * `/api/...` asked for with a version's vendor type in Accept (routed as `/api/v{n}/...`).
+ */
+function versionOf(path: string, accept = ''): { version: number; path: string } | undefined {
+  const versioned = /^\/api\/v(\d+)\//.exec(path)
+  if (versioned) return { version: Number(versioned[1]), path }
+  const version = path.startsWith('/api/') ? requestedVersion(accept) : undefined
+  return version === undefined ? undefined : { version, path: `/api/v${version}${path.slice(4)}` }
+}
+
+/**
+ * Every answer a test gets is checked against the service's OpenAPI document: an answer the
+ * document does not describe fails the test that asked for it, with what is wrong.
+ */
+function checkAnswer(app: FastifyInstance, method: string, accept: string | undefined, url: string, answer: Response): void {
+  const at = versionOf(new URL(url).pathname, accept)
+  const text = at && !at.path.endsWith('/openapi.json') ? app.openapi.get(at.version)?.() : undefined
+  if (!at || text === undefined) return
+  let checked = contracts.get(text)
+  if (!checked) contracts.set(text, (checked = contract(JSON.parse(text) as OpenApiDocument)))
+  const problems = checked.problems({ method, path: at.path, ...answer })
+  if (problems.length > 0) throw new Error(`The answer is not what the OpenAPI document says:\n  ${problems.join('\n  ')}`)
+}
+
 function apiClient(base: Base, credentials: Record<string, string>): Api {
   async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
     const own = Object.keys(options.headers ?? {}).some((h) => /^(authorization|cookie)$/i.test(h))
@@ -150,7 +180,9 @@ function apiClient(base: Base, credentials: Record<string, string>): Api {
     const response = await fetch(base.origin + path, { method, headers, body })
     const text = await response.text()
     const type = response.headers.get('content-type') ?? ''
-    return { status: response.status, headers: response.headers, text, body: (text && type.includes('json') ? JSON.parse(text) : undefined) as T }
+    const answer = { status: response.status, headers: response.headers, text, body: (text && type.includes('json') ? JSON.parse(text) : undefined) as T }
+    checkAnswer(base.app, method.toUpperCase(), Object.entries(headers).find(([name]) => name.toLowerCase() === 'accept')?.[1], response.url, answer)
+    return answer
   }
   const { adminToken, ...fields } = base
   return {

@@ -1,5 +1,7 @@
 // Content negotiation (RFC 9110 §12.5.1) and API versions: checklist EP-26, VER-01 to VER-10, ERR-09.
 import t from 'tap'
+import { newSecret, secretHash } from '../../src/auth/secrets.js'
+import { accounts } from '../../src/db/accounts.js'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
@@ -117,6 +119,22 @@ t.test('v1 is deprecated: Deprecation, Sunset and the successor (VER-07)', (t) =
     t.ok(sunset > deprecated, 'the sunset is after the deprecation')
     t.equal(old.headers.get('link'), `<${V2}/products/${id}>; rel="successor-version"`)
     t.equal((await admin.get(`${V1}/products/nope`)).headers.get('deprecation'), old.headers.get('deprecation'), 'errors of v1 say so too')
+    // Refused before any route runs: by the credentials' hook (401), by CSRF (403), by a malformed path (404).
+    const user = await api.newUser()
+    const session = newSecret('rf_session_')
+    await accounts(api.db).createSession(user.id, secretHash(session), new Date(), new Date(Date.now() + 86_400_000))
+    const refused = [
+      await api.anonymous.get(`${V1}/orders`),
+      await api.as({ authorization: 'Bearer nope' }).get(`${V1}/products`),
+      await api.as({ cookie: `session=${session}`, origin: 'http://elsewhere.test' }).post(`${V1}/products`, {}),
+      await admin.get(`${V1}/products/%zz`),
+    ]
+    t.same(refused.map((answer) => [answer.status, answer.headers.get('deprecation'), answer.headers.get('sunset')]), [
+      [401, old.headers.get('deprecation'), old.headers.get('sunset')],
+      [401, old.headers.get('deprecation'), old.headers.get('sunset')],
+      [403, old.headers.get('deprecation'), old.headers.get('sunset')],
+      [404, old.headers.get('deprecation'), old.headers.get('sunset')],
+    ], 'answers refused before routing say so too')
     const current = await admin.get(`${V2}/products/${id}`)
     t.equal(current.headers.get('deprecation'), null)
     t.equal(current.headers.get('sunset'), null)
