@@ -33,6 +33,7 @@ import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
 import { installCanonicalPaths, installDeprecationNotices, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import { installDocument } from './openapi/document.js'
+import { installDocsPage } from './openapi/docs-page.js'
 import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
@@ -171,6 +172,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       { prefix: versionPrefix(version.version) },
     )
   }
+  await installDocsPage(app, versions)
   app.decorate('start', async () => {
     await counters.connected?.()
     const migrated = config.migrateOnStart ? await migrate(db) : undefined
