@@ -58,6 +58,12 @@ export interface ApiErrorOptions {
 }
 
 /** The only error type the service throws on purpose; the error handler renders it as the spec's body. */
+/**
+ * The most `details` an error body lists: a body of 1 MB can break thousands of rules at once, and
+ * its error should not be larger than the request. The first ones are kept.
+ */
+export const MAX_DETAILS = 100
+
 export class ApiError extends Error {
   readonly status: number
   readonly code: ErrorCode
@@ -70,7 +76,7 @@ export class ApiError extends Error {
     this.name = 'ApiError'
     this.status = entry.status
     this.code = code
-    this.details = details
+    this.details = details.length > MAX_DETAILS ? details.slice(0, MAX_DETAILS) : details
     this.headers = options.headers
   }
 }

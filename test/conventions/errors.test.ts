@@ -177,6 +177,11 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
     const missing = await admin.post(`${V1}/products`, {})
     t.same(missing.body.error.details.map((d: { field: string }) => d.field), ['name', 'sku', 'price'])
     t.ok(missing.body.error.details.every((d: { reason: string }) => d.reason === 'is required'))
+    // A body can break thousands of rules; its error lists the first 100, not a body larger than the request.
+    const many = await admin.post(`${V1}/products`, Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`field${i}`, i])))
+    assertErrorBody(t, many, 422, 'VALIDATION_ERROR')
+    t.equal(many.body.error.details.length, 100, 'the first 100 details')
+    t.same(many.body.error.details.slice(0, 2), [{ field: 'name', reason: 'is required' }, { field: 'sku', reason: 'is required' }])
   }),
 )
 
