@@ -61,7 +61,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Migrates (MIGRATE_ON_START), creates the admin (ADMIN_EMAIL), then reports ready. */
     start(): Promise<void>
-    /** Each version's OpenAPI document as JSON text, by version (generated on first use, then kept). */
+    /** Each version's OpenAPI document as JSON text, by version (generated on first use after `ready`, then kept). */
     openapi: ReadonlyMap<number, () => string>
   }
 }

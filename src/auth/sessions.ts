@@ -15,15 +15,27 @@ import type { Counters } from '../http/counters.js'
 import { requestPath } from '../http/request-target.js'
 import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
+import { StringEnum } from '../json-schema.js'
 import { errors, noBody, success } from '../openapi/responses.js'
+import { Id, Timestamp } from '../resources/schema-types.js'
+import { ROLES } from './roles.js'
 
 const SignIn = Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 )
 
-const User = Type.Object({ id: Type.String(), email: Type.String(), name: Type.String(), roles: Type.Array(Type.String()) })
-const Session = Type.Object({ id: Type.String(), user: User, created_at: Type.String(), expires_at: Type.String() })
+/** `$id` of a session, a component of each version's document (`#/components/schemas/Session`). */
+const SESSION_SCHEMA_ID = 'Session'
+
+// Roles are those the service knows, each once (the users collection's schema; jwt.ts keeps only those).
+const User = Type.Object({
+  id: Id(),
+  email: Type.String(),
+  name: Type.String(),
+  roles: Type.Array(StringEnum(ROLES), { uniqueItems: true, maxItems: ROLES.length }),
+})
+const Session = Type.Object({ id: Id(), user: User, created_at: Timestamp(), expires_at: Timestamp() })
 
 const represent = (id: string, user: Account, createdAt: Date, expiresAt: Date) => ({
   id,
@@ -50,7 +62,9 @@ export function signInThrottles(counters: Counters): SignInThrottles {
   }
 }
 
+/** The session routes on a version's plugin, which gets the Session schema (one per version). */
 export function registerSessions(app: FastifyInstance, store: Accounts, config: AuthConfig, throttles: SignInThrottles): void {
+  app.addSchema({ ...Session, $id: SESSION_SCHEMA_ID })
   const maxAgeSeconds = config.sessionMaxDays * 86_400
   // HttpOnly: scripts never see it; SameSite=Lax: other sites' forms and fetches do not send it;
   // Path=/api: sent only to the API.
@@ -59,15 +73,18 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
   const tags = ['sessions']
   const signIn = {
     tags, operationId: 'signIn', summary: 'Sign in: a session cookie for the account', security: [],
+    description: 'Anyone may call this. Failed sign-ins are throttled per account and per address (429 with Retry-After); an unknown email and a wrong password get the same answer.',
     body: SignIn,
-    response: { 201: success('Signed in; the cookie is set.', Session, ['location']) },
+    response: { 201: success('Signed in; the cookie is set.', Type.Ref(SESSION_SCHEMA_ID), ['Location']) },
   }
   const current = {
     tags, operationId: 'getSession', summary: 'The session this request was made with', security: [{ session: [] }],
-    response: { 200: success('The session.', Session) },
+    description: 'A caller with a session cookie: its user and when it expires. A bearer token has no session (404).',
+    response: { 200: success('The session.', Type.Ref(SESSION_SCHEMA_ID)) },
   }
   const signOut = {
     tags, operationId: 'signOut', summary: 'Sign out: end the session this request was made with', security: [{ session: [] }],
+    description: 'A caller with a session cookie: the session ends at once and the cookie is cleared.',
     response: { 204: noBody('Signed out; the cookie is cleared.') },
   }
 

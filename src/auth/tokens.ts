@@ -10,6 +10,7 @@ import { requireBody } from '../http/body-parser.js'
 import { requestPath } from '../http/request-target.js'
 import { isUuid } from '../ids.js'
 import { StringEnum } from '../json-schema.js'
+import { Id, Int32, Nullable, Timestamp } from '../resources/schema-types.js'
 import { requireCaller, SCOPES } from './caller.js'
 import { newSecret, secretHash } from './secrets.js'
 import { REQUIRED_AUTH } from '../openapi/document.js'
@@ -17,24 +18,31 @@ import { errors, noBody, success } from '../openapi/responses.js'
 
 const MAX_DAYS = 365
 
+/** Each scope at most once: a token holds at most all of them. */
+const scopes = (options: Record<string, unknown> = {}) => Type.Array(StringEnum(SCOPES), { uniqueItems: true, maxItems: SCOPES.length, ...options })
+
 const Issue = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 120 }),
-    scopes: Type.Optional(Type.Array(StringEnum(SCOPES), { minItems: 1, uniqueItems: true, default: ['read'] })),
-    expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DAYS, default: 30 })),
+    scopes: Type.Optional(scopes({ minItems: 1, default: ['read'] })),
+    expires_in_days: Type.Optional(Int32({ minimum: 1, maximum: MAX_DAYS, default: 30 })),
   },
   { additionalProperties: false },
 )
 
-const TokenView = Type.Object({
-  id: Type.String(),
+/** `$id`s of the answers, components of each version's document (`#/components/schemas/Token`). */
+const TOKEN_SCHEMA_ID = 'Token'
+const ISSUED_TOKEN_SCHEMA_ID = 'IssuedToken'
+
+const Token = Type.Object({
+  id: Id(),
   name: Type.String(),
-  scopes: Type.Array(Type.String()),
-  expires_at: Type.String(),
-  last_used_at: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
+  scopes: scopes(),
+  expires_at: Timestamp(),
+  last_used_at: Nullable(Timestamp()),
+  created_at: Timestamp(),
 })
-const IssuedToken = Type.Object({ ...TokenView.properties, token: Type.String() })
+const IssuedToken = Type.Object({ ...Token.properties, token: Type.String() })
 
 const represent = (t: StoredToken) => ({
   id: t.id,
@@ -45,28 +53,38 @@ const represent = (t: StoredToken) => ({
   created_at: t.createdAt.toISOString(),
 })
 
+/** The most tokens a user holds (the list is not paged): a script that issues one per run cannot grow it without bound. */
+export const MAX_TOKENS = 100
+
 const tags = ['tokens']
 const issue = {
   tags, operationId: 'createToken', summary: 'Issue a bearer token (its secret is shown once)', security: REQUIRED_AUTH,
+  description: `Any signed-in caller, for themselves. Scopes \`read\` and \`write\`; it expires after \`expires_in_days\`. A user holds at most ${MAX_TOKENS} tokens (409 past that).`,
   body: Issue,
-  response: { 201: success('Issued: `token` is the secret, shown only now.', IssuedToken, ['location']) },
+  response: { 201: success('Issued: `token` is the secret, shown only now.', Type.Ref(ISSUED_TOKEN_SCHEMA_ID), ['Location']) },
 }
 const list = {
   tags, operationId: 'listTokens', summary: "The caller's tokens, without their secrets", security: REQUIRED_AUTH,
-  response: { 200: success("The caller's tokens.", Type.Array(TokenView)) },
+  description: 'Any signed-in caller: their own tokens, newest first, expired ones included.',
+  response: { 200: success("The caller's tokens.", Type.Array(Type.Ref(TOKEN_SCHEMA_ID), { maxItems: MAX_TOKENS })) },
 }
 const revoke = {
   tags, operationId: 'deleteToken', summary: 'Revoke a token at once', security: REQUIRED_AUTH,
+  description: "Any signed-in caller, for their own tokens: another user's token is 404.",
   response: { 204: noBody('Revoked.') },
 }
-const params = Type.Object({ id: Type.String({ format: 'uuid' }) })
+const params = Type.Object({ id: Id() })
 
+/** The token routes on a version's plugin, which gets the Token and IssuedToken schemas (one each per version). */
 export function registerTokens(app: FastifyInstance, store: Accounts): void {
-  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: issue, config: { document: { responses: errors([], { unsafe: true, body: true }) } } }, async (request, reply) => {
+  app.addSchema({ ...Token, $id: TOKEN_SCHEMA_ID })
+  app.addSchema({ ...IssuedToken, $id: ISSUED_TOKEN_SCHEMA_ID })
+  app.post<{ Body: Static<typeof Issue> }>('/tokens', { preValidation: requireBody, schema: issue, config: { document: { responses: errors([409], { unsafe: true, body: true }) } } }, async (request, reply) => {
     const caller = requireCaller(request)
     const { name, scopes = ['read'], expires_in_days: days = 30 } = request.body
     const secret = newSecret('rf_token_')
-    const issued = await store.createToken(caller.user.id, secretHash(secret), { name, scopes, expiresAt: new Date(Date.now() + days * 86_400_000) })
+    const issued = await store.createToken(caller.user.id, secretHash(secret), { name, scopes, expiresAt: new Date(Date.now() + days * 86_400_000) }, MAX_TOKENS)
+    if (!issued) throw new ApiError('CONFLICT', `A user holds at most ${MAX_TOKENS} tokens, expired ones included: revoke one first.`)
     reply.code(201).header('location', `${requestPath(request)}/${issued.id}`)
     // The only time the secret is shown: it is stored as a hash.
     return { ...represent(issued), token: secret }

@@ -10,9 +10,9 @@ export const CURRENCY = 'USD'
  * An amount as API v2 shows it: `{ "amount": 12.5, "currency": "USD" }`. The shop keeps one
  * currency, so `currency` may be left out of a request and must be that currency when given.
  */
-export const MoneyObject = (options: Record<string, unknown> = {}) =>
+export const MoneyObject = (options: Record<string, unknown> = {}, amount: Record<string, unknown> = {}) =>
   Type.Object(
-    { amount: Money(), currency: Type.Optional(StringEnum([CURRENCY])) },
+    { amount: Money(amount), currency: Type.Optional(StringEnum([CURRENCY])) },
     { additionalProperties: false, ...options },
   )
 
@@ -22,6 +22,6 @@ const view = (schema: FieldView['schema']): FieldView => ({
   write: (value) => (value as { amount: number }).amount,
 })
 
-/** The v2 view of an amount field, and of one that may be null. */
-export const moneyView = () => view(MoneyObject())
+/** The v2 view of an amount field (`amount`: options of its amount, such as a wider maximum), and of one that may be null. */
+export const moneyView = (amount: Record<string, unknown> = {}) => view(MoneyObject({}, amount))
 export const nullableMoneyView = () => view(Nullable(MoneyObject()))

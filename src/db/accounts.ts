@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { uuidv7 } from '../ids.js'
 import { ApiError } from '../errors.js'
-import type { Database } from './client.js'
+import type { Database, Statements } from './client.js'
 
 export interface Account {
   id: string
@@ -137,14 +137,26 @@ export function accounts(db: Database) {
       await db.query('DELETE FROM sessions WHERE id = $1', [id], 'session_delete')
     },
 
-    async createToken(userId: string, secretHash: string, fields: { name: string; scopes: string[]; expiresAt: Date }): Promise<StoredToken> {
-      const now = new Date()
-      const rows = await db.query(
-        `INSERT INTO tokens AS t (id, secret_hash, user_id, name, scopes, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${TOKEN}`,
-        [uuidv7(), secretHash, userId, fields.name, fields.scopes, fields.expiresAt, now],
-        'token_create',
-      )
-      return token(rows[0]!)
+    /**
+     * A new token; with `limit`, only while the user holds fewer tokens than that (undefined
+     * otherwise). The user's row is locked first, so that concurrent issues count one at a time.
+     */
+    async createToken(userId: string, secretHash: string, fields: { name: string; scopes: string[]; expiresAt: Date }, limit?: number): Promise<StoredToken | undefined> {
+      const insert = async (q: Statements) => {
+        const now = new Date()
+        const rows = await q.query(
+          `INSERT INTO tokens AS t (id, secret_hash, user_id, name, scopes, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${TOKEN}`,
+          [uuidv7(), secretHash, userId, fields.name, fields.scopes, fields.expiresAt, now],
+          'token_create',
+        )
+        return token(rows[0]!)
+      }
+      if (limit === undefined) return insert(db)
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [userId], 'token_owner_lock')
+        const [held] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM tokens WHERE user_id = $1', [userId], 'tokens_held')
+        return held!.n < limit ? insert(tx) : undefined
+      })
     },
 
     /** The token with this secret's hash and its user, whatever its age (the caller decides). */

@@ -16,6 +16,8 @@ import { appendHeader } from '../http/response-headers.js'
 import { linkPrefix } from '../resources/list-query/links.js'
 import type { RawQuery } from '../resources/list-query/parse.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
+import { MAX_FILTER_LENGTH } from '../resources/list-query/values.js'
+import { EventId, Id, Int32, MAX_EVENT_ID, Timestamp } from '../resources/schema-types.js'
 import { REQUIRED_AUTH } from '../openapi/document.js'
 import { errors, success } from '../openapi/responses.js'
 
@@ -23,20 +25,31 @@ const PARAMETERS = new Set(['after', 'type', 'collection', 'size'])
 /** `products.created`, or `orders.*` for every type of a collection. */
 const TYPE = /^([a-z][a-z0-9_]*)\.(\*|[a-z][a-z0-9_]*)$/
 const COLLECTION = /^[a-z][a-z0-9_]*$/
-const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER
 
-const EventView = Type.Object({
-  id: Type.Integer({ description: 'Increases within a transaction; use the last one you saw as `after`.' }),
+/** A comma-separated list of what `one` matches, as a pattern for the document. */
+const listOf = (one: RegExp) => `^${one.source.slice(1, -1)}(,${one.source.slice(1, -1)})*$`
+
+/** `$id` of an event, a component of each version's document (`#/components/schemas/Event`). */
+const EVENT_SCHEMA_ID = 'Event'
+
+const Event = Type.Object({
+  id: EventId({ description: 'Increases within a transaction; use the last one you saw as `after`.' }),
   type: Type.String(),
   collection: Type.String(),
-  item_id: Type.String({ format: 'uuid' }),
-  occurred_at: Type.String({ format: 'date-time' }),
-  actor_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  item_id: Id(),
+  occurred_at: Timestamp(),
+  actor_id: Type.Union([Id(), Type.Null()]),
   data: Type.Object({}, { additionalProperties: true }),
 })
 
-/** Every value of a parameter: repeated, or a comma-separated list. */
-const values = (raw: string | string[] | undefined): string[] => [raw ?? []].flat().flatMap((value) => value.split(','))
+/**
+ * What the stream carries, for the document: text, where the page is a JSON array. Documentation
+ * only: the stream is written as it goes (stream.ts), never serialized.
+ */
+const STREAM_BODY = {
+  type: 'string',
+  description: 'Server-sent events (HTML Living Standard §9.2): a `retry:` line, then per event `id:` (its id, for `after` or Last-Event-ID), `event:` (its type) and `data:` (the event as JSON, as in a page); `:` comment lines keep the connection open.',
+}
 
 /** What a feed request asks for: after which event, which ones, how many. */
 interface FeedRequest {
@@ -58,17 +71,24 @@ function parseFeedQuery(query: RawQuery): FeedRequest {
     }
     return Number(raw)
   }
+  // Every value of a list: repeated, or comma-separated; each parameter at most MAX_FILTER_LENGTH long.
+  const values = (name: string): string[] => {
+    const raws = [query[name] ?? []].flat()
+    if (raws.every((raw) => raw.length <= MAX_FILTER_LENGTH)) return raws.flatMap((raw) => raw.split(','))
+    problems.push({ field: name, reason: `must be at most ${MAX_FILTER_LENGTH} characters; repeat ${name}= for more` })
+    return []
+  }
   const afterId = integer('after', 0, 0, MAX_EVENT_ID)
   const limit = integer('size', DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
   const types: string[] = []
   const prefixes: string[] = []
-  for (const type of values(query.type)) {
+  for (const type of values('type')) {
     const match = TYPE.exec(type)
     if (!match) problems.push({ field: 'type', reason: `"${type}" is not an event type such as products.created or orders.*` })
     else if (match[2] === '*') prefixes.push(match[1]!)
     else types.push(type)
   }
-  const collections = values(query.collection)
+  const collections = values('collection')
   for (const name of collections) if (!COLLECTION.test(name)) problems.push({ field: 'collection', reason: `"${name}" is not a collection name` })
   if (problems.length > 0) throw new ApiError('INVALID_PARAMETER', `Invalid query parameters: ${problems.map((p) => p.field).join(', ')}.`, problems)
   return { afterId, filter: { types, prefixes, collections }, limit }
@@ -91,19 +111,33 @@ function lastEventId(request: FastifyRequest): number | undefined {
   return Number(header)
 }
 
+/** `GET /events` on a version's plugin, which gets the Event schema (one per version: its document's component). */
 export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: EventStreams): void {
+  app.addSchema({ ...Event, $id: EVENT_SCHEMA_ID })
+  const page = Type.Array(Type.Ref(EVENT_SCHEMA_ID), { maxItems: MAX_PAGE_SIZE })
+  const answer = success('Events after `after`, oldest first; Link rel="next" resumes after the last.', page, ['Link'])
   const schema = {
     tags: ['events'], operationId: 'listEvents', summary: 'The change feed: a page of events, or a stream (Accept: text/event-stream)', security: REQUIRED_AUTH,
+    description: 'Admins only. Events after `after` (an id, or Last-Event-ID on a stream), oldest first, filtered by type and collection; 410 when `after` is older than the retention.',
     produces: ['application/json', EVENT_STREAM],
-    response: { 200: success('Events after `after`, oldest first; Link rel="next" resumes after the last.', Type.Array(EventView), ['link']) },
+    response: { 200: answer },
   }
+  // The document's 200 has a schema per media type. The route keeps one: Fastify picks a `content`
+  // serializer by the reply's type, and would find none for the version's vendor type.
+  const { description, headers } = answer as unknown as { description: string; headers: object }
+  const documented = { description, headers, content: { 'application/json': { schema: page }, [EVENT_STREAM]: { schema: STREAM_BODY } } }
   const query = Type.Object({
-    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'The id of the last event you saw; 0 or absent: from the oldest kept.' })),
-    type: Type.Optional(Type.String({ description: 'Event types, comma-separated: `products.created`, or `orders.*` for every type of a collection.' })),
-    collection: Type.Optional(Type.String({ description: 'Collections, comma-separated.' })),
-    size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Events per page.' })),
+    after: Type.Optional(EventId({ minimum: 0, description: 'The id of the last event you saw; 0 or absent: from the oldest kept.' })),
+    type: Type.Optional(Type.String({
+      pattern: listOf(TYPE),
+      maxLength: MAX_FILTER_LENGTH,
+      description: 'Event types, comma-separated: `products.created`, or `orders.*` for every type of a collection.',
+    })),
+    collection: Type.Optional(Type.String({ pattern: listOf(COLLECTION), maxLength: MAX_FILTER_LENGTH, description: 'Collections, comma-separated.' })),
+    size: Type.Optional(Int32({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Events per page.' })),
   })
-  app.get('/events', { config: { mediaTypes: [EVENT_STREAM], document: { querystring: query, responses: errors([403, 410]) } }, schema }, async (request: FastifyRequest, reply) => {
+  const document = { querystring: query, responses: { ...errors([403, 410]), 200: documented } }
+  app.get('/events', { config: { mediaTypes: [EVENT_STREAM], document }, schema }, async (request: FastifyRequest, reply) => {
     authorize('admin', request.caller, 'read the events')
     const raw = request.query as RawQuery
     const query = parseFeedQuery(raw)

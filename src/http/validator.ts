@@ -1,4 +1,5 @@
 /** The JSON Schema validator's settings: strict types, every error reported, exact decimal places. */
+import type { Ajv } from 'ajv'
 import type { FastifyServerOptions } from 'fastify'
 import ajvFormats, { type FormatsPlugin } from 'ajv-formats'
 
@@ -34,5 +35,7 @@ export const AJV_OPTIONS: FastifyServerOptions['ajv'] = {
     keywords: [{ keyword: 'x-decimals', type: 'number', schemaType: 'number', validate: decimals, errors: true }],
   },
   // Fastify types plugins with `options: unknown`; ajv-formats' own options type is narrower.
-  plugins: [formatsPlugin as never],
+  // `int32` and `int64` only describe (the document's integer formats): each such schema has its
+  // bounds, and ajv-formats' check would add a second detail to every value out of range.
+  plugins: [formatsPlugin as never, (ajv: Ajv) => ajv.addFormat('int32', true).addFormat('int64', true)],
 }

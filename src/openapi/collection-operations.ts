@@ -7,7 +7,10 @@ import type { FastifyInstance } from 'fastify'
 import { Type, type TObject, type TSchema } from 'typebox'
 import type { AccessRule, CollectionAccess } from '../auth/access.js'
 import type { Collection } from '../resources/collection.js'
+import { MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
+import { Id } from '../resources/schema-types.js'
 import { OPTIONAL_AUTH, REQUIRED_AUTH, type DocumentedRoute } from './document.js'
+import { requestHeaders } from './request-headers.js'
 import { errors, noBody, success } from './responses.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
@@ -20,6 +23,19 @@ export function singularName(table: string): string {
 }
 
 const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
+
+/** Who may call an operation under each rule, for its description. */
+const WHO: Record<AccessRule, string> = {
+  public: 'Anyone may call this; signed-in callers may see more.',
+  authenticated: 'Any signed-in caller.',
+  admin: 'Admins only.',
+  'owner-or-admin': 'The owner (of the item, or of the item it belongs to) or an admin.',
+  nobody: 'Switched off in this deployment: always 403.',
+}
+
+/** Who may list: an owner-scoped list of a collection's own items shows each caller theirs (resources/handler-context.ts). */
+const whoLists = (rule: AccessRule, nested: boolean) =>
+  rule === 'owner-or-admin' && !nested ? 'Any signed-in caller: each lists the items they own, an admin every item.' : WHO[rule]
 
 /** A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones (writes always can: errors()). */
 const refusals = (rule: AccessRule) => (rule === 'public' ? [] : [403])
@@ -62,15 +78,21 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   const access: CollectionAccess = collection.options.access
   const parent = collection.options.parent
   const params = Type.Object({
-    ...(parent ? { parentId: Type.String({ format: 'uuid', description: `The ${singularName(parent.collection.options.table ?? parent.collection.name).toLowerCase()}'s id.` }) } : {}),
-    id: Type.String({ format: 'uuid' }),
+    ...(parent ? { parentId: Id({ description: `The ${singularName(parent.collection.options.table ?? parent.collection.name).toLowerCase()}'s id.` }) } : {}),
+    id: Id(),
   })
   const parentParams = parent ? Type.Object({ parentId: params.properties.parentId! }) : undefined
   const tags = [collection.name]
   const base = { tags, produces: JSON_TYPES }
+  // Changes that must be conditional say so (428 without If-Match); others may be.
+  const requireIfMatch = collection.options.requireIfMatch === true
+  const conditionalWrite = requireIfMatch
+    ? 'Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.'
+    : 'If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.'
+  const onChange: DocumentedRoute = { params, headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []) }
+  const changeErrors = [404, 409, 412, ...(requireIfMatch ? [428] : [])]
   // Paths and queries are read by the handlers (an id that is no UUID names nothing: 404), so
   // their schemas are the document's only.
-  const onItem: DocumentedRoute = { params }
   const onCollection: DocumentedRoute = parentParams ? { params: parentParams } : {}
   const op = (schema: object, document: DocumentedRoute, responses: DocumentedRoute['responses']): Operation => ({ schema, document: { ...document, responses } })
   const reads: ReadOperations = {
@@ -78,58 +100,63 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       ...base,
       operationId: `list${pluralName(table)}`,
       summary: `List ${collection.name}`,
+      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT.`,
       security: security(access.list),
       response: {
-        200: success('A page of items, in order.', Type.Array(summary), ['etag', 'link', 'x-total-count?', 'preference-applied?']),
-        304: noBody('Not modified: the If-None-Match tag is current.', ['etag']),
+        200: success('A page of items, in order.', Type.Array(summary, { maxItems: MAX_PAGE_SIZE }), ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
+        304: noBody('Not modified: the If-None-Match tag is current.', ['ETag']),
       },
-    }, { ...onCollection, querystring: parts.query }, errors([...refusals(access.list), ...(parent ? [404] : [])])),
+    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'Prefer']) }, errors([...refusals(access.list), ...(parent ? [404] : [])])),
     read: op({
       ...base,
       operationId: `get${name}`,
       summary: `Read one of ${collection.name}`,
+      description: `${WHO[access.read]} If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.`,
       security: security(access.read),
       response: {
-        200: success('The item.', item, ['etag', 'last-modified']),
-        304: noBody('Not modified: the If-None-Match tag is current.', ['etag', 'last-modified']),
+        200: success('The item.', item, ['ETag', 'Last-Modified']),
+        304: noBody('Not modified: the If-None-Match tag is current.', ['ETag', 'Last-Modified']),
       },
-    }, onItem, errors([...refusals(access.read), 404, 412])),
+    }, { params, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 404, 412])),
   }
   // PUT and PATCH differ in their body only.
-  const change = (operationId: string, summary: string, consumes: string[], body: TSchema) =>
+  const change = (operationId: string, summary: string, consumes: string[], body: TSchema, semantics: string) =>
     op({
       ...base,
       operationId: `${operationId}${name}`,
       summary: `${summary} one of ${collection.name}`,
+      description: `${WHO[access.update]} ${semantics} ${conditionalWrite}`,
       security: security(access.update),
       consumes,
       body,
-      response: { 200: success('The item as it is now.', item, ['etag', 'last-modified']) },
-    }, onItem, errors([404, 409, 412, 428], { unsafe: true, body: true }))
+      response: { 200: success('The item as it is now.', item, ['ETag', 'Last-Modified']) },
+    }, onChange, errors(changeErrors, { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => ({
     create: op({
       ...base,
       operationId: `create${name}`,
       summary: `Create one of ${collection.name}`,
+      description: `${WHO[access.create]} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
       security: security(access.create),
       consumes: JSON_TYPES,
       body: refTo('Create', parts.bodies.create),
       response: {
-        201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['location', 'etag', 'last-modified', 'idempotent-replayed?']),
+        201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?']),
       },
-    }, onCollection, errors([404, 409], { unsafe: true, body: true })),
-    replace: change('replace', 'Replace', JSON_TYPES, refTo('Replace', parts.bodies.replace)),
-    patch: change('update', 'Change fields (a JSON merge patch) of', PATCH_TYPES, refTo('Patch', parts.bodies.patch)),
+    }, { ...onCollection, headers: requestHeaders(['Idempotency-Key']) }, errors([404, 409], { unsafe: true, body: true })),
+    replace: change('replace', 'Replace', JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
+    patch: change('update', 'Change fields (a JSON merge patch) of', PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
     remove: op({
       tags,
       operationId: `delete${name}`,
       summary: `Delete one of ${collection.name}`,
+      description: `${WHO[access.delete]} ${conditionalWrite}`,
       security: security(access.delete),
       response: {
         204: noBody('Deleted.'),
       },
-    }, onItem, errors([404, 409, 412, 428], { unsafe: true })),
+    }, onChange, errors(changeErrors, { unsafe: true })),
   })
   return { reads, writes }
 }

@@ -41,7 +41,7 @@ function withVendorType(content: Content | undefined, version: number): void {
 }
 
 /** Headers every answer may carry, shared as `#/components/headers/RateLimit`... */
-const SHARED_HEADERS: Record<string, string> = { ratelimit: 'RateLimit', 'ratelimit-policy': 'RateLimit-Policy', deprecation: 'Deprecation', sunset: 'Sunset' }
+const SHARED_HEADERS: ReadonlySet<string> = new Set(['RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset'])
 
 /** `x-required` on a header's schema (responses.ts) as the header's `required`; shared headers as references. */
 function finishHeaders(response: Response, shared: Record<string, Header>): void {
@@ -51,10 +51,9 @@ function finishHeaders(response: Response, shared: Record<string, Header>): void
       delete header.schema[REQUIRED_HEADER]
       header.required = true
     }
-    const component = SHARED_HEADERS[name]
-    if (component) {
-      shared[component] ??= header
-      response.headers![name] = { $ref: `#/components/headers/${component}` }
+    if (SHARED_HEADERS.has(name)) {
+      shared[name] ??= header
+      response.headers![name] = { $ref: `#/components/headers/${name}` }
     }
   }
 }
@@ -67,8 +66,8 @@ export function finishDocument<T>(generated: T, version: ApiVersion): T {
   // Every answer of a deprecated version says so (versioning.ts).
   const notice: Record<string, Header> = {}
   if (version.deprecation) {
-    notice.deprecation = { schema: { type: 'string' }, description: HEADERS.deprecation.description, required: true }
-    if (version.sunset) notice.sunset = { schema: { type: 'string' }, description: HEADERS.sunset.description, required: true }
+    notice.Deprecation = { schema: { type: 'string' }, description: HEADERS.Deprecation.description, required: true }
+    if (version.sunset) notice.Sunset = { schema: { type: 'string' }, description: HEADERS.Sunset.description, required: true }
   }
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {

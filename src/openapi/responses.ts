@@ -4,7 +4,7 @@
  * beside the schemas that validate and serialize, so the document is built from the same routes.
  */
 import { Type, type TSchema } from 'typebox'
-import { CATALOGUE, type ErrorCode } from '../errors.js'
+import { CATALOGUE, MAX_DETAILS, type ErrorCode } from '../errors.js'
 
 /** `$id` of the error body, a shared schema of every version's document (`#/components/schemas/Error`). */
 export const ERROR_SCHEMA_ID = 'Error'
@@ -17,7 +17,8 @@ export const ErrorBody = Type.Object(
         code: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.keys(CATALOGUE), description: 'A stable code from the catalogue; never renamed or reused.' }),
         message: Type.String({ description: 'For people: what went wrong and what to do.' }),
         details: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
-          description: 'One entry per field or parameter at fault; empty when there is none.',
+          maxItems: MAX_DETAILS,
+          description: `One entry per field or parameter at fault (the first ${MAX_DETAILS}); empty when there is none.`,
         }),
       },
       { additionalProperties: false },
@@ -28,26 +29,29 @@ export const ErrorBody = Type.Object(
 
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
 
-/** Response headers, by name as the service sends them. */
+/**
+ * Response headers, by name as the specifications spell them (the service sends them in lower
+ * case; names are case-insensitive, but linters and generators compare them as written).
+ */
 export const HEADERS = {
-  etag: header("The representation's entity tag, for If-None-Match and If-Match."),
-  'last-modified': header("When the item last changed, for If-Modified-Since and If-Unmodified-Since."),
-  location: header('The URL of the created item.'),
-  link: header('Paging links (first, prev, next, last) and, on a deprecated version, the successor version.'),
-  'x-total-count': header('How many items match, when at most COUNT_LIMIT do or the count is exact.', Type.String({ pattern: '^[0-9]+$' })),
-  'preference-applied': header('`count=exact` when the total was counted in full as Prefer asked.'),
-  ratelimit: header('What is left of the quota and when it refills (draft-ietf-httpapi-ratelimit-headers).'),
-  'ratelimit-policy': header('The quota and its window.'),
-  'retry-after': header('Seconds to wait before trying again.', Type.String({ pattern: '^[0-9]+$' })),
-  deprecation: header('On a deprecated version: when it was deprecated (RFC 9745).'),
-  sunset: header('On a deprecated version: when it stops being served (RFC 8594).'),
-  allow: header('The methods the resource supports.'),
-  'www-authenticate': header('The authentication challenge (RFC 6750).'),
-  'idempotent-replayed': header('`true` when this answer replays the first answer to the same Idempotency-Key.'),
+  ETag: header("The representation's entity tag, for If-None-Match and If-Match."),
+  'Last-Modified': header("When the item last changed, for If-Modified-Since and If-Unmodified-Since."),
+  Location: header('The URL of the created item.'),
+  Link: header('Paging links (first, prev, next, last) and, on a deprecated version, the successor version.'),
+  'X-Total-Count': header('How many items match, when at most COUNT_LIMIT do or the count is exact.', Type.String({ pattern: '^[0-9]+$' })),
+  'Preference-Applied': header('`count=exact` when the total was counted in full as Prefer asked.'),
+  RateLimit: header('What is left of the quota and when it refills (draft-ietf-httpapi-ratelimit-headers).'),
+  'RateLimit-Policy': header('The quota and its window.'),
+  'Retry-After': header('Seconds to wait before trying again.', Type.String({ pattern: '^[0-9]+$' })),
+  Deprecation: header('On a deprecated version: when it was deprecated (RFC 9745).'),
+  Sunset: header('On a deprecated version: when it stops being served (RFC 8594).'),
+  Allow: header('The methods the resource supports.'),
+  'WWW-Authenticate': header('The authentication challenge (RFC 6750).'),
+  'Idempotent-Replayed': header('`true` when this answer replays the first answer to the same Idempotency-Key.'),
 } as const
 
 type HeaderName = keyof typeof HEADERS
-/** A header an answer always carries (`etag`), or may carry (`link?`). */
+/** A header an answer always carries (`ETag`), or may carry (`Link?`). */
 export type HeaderUse = HeaderName | `${HeaderName}?`
 
 /**
@@ -58,7 +62,7 @@ export type HeaderUse = HeaderName | `${HeaderName}?`
 export const REQUIRED_HEADER = 'x-required'
 
 /** The headers any answer may carry: a rate limit's (when one is set); a deprecated version's are added with the version. */
-const EVERY_ANSWER: readonly HeaderUse[] = ['ratelimit?', 'ratelimit-policy?']
+const EVERY_ANSWER: readonly HeaderUse[] = ['RateLimit?', 'RateLimit-Policy?']
 
 function headersOf(uses: readonly HeaderUse[]): Record<string, object> {
   return Object.fromEntries(
@@ -106,7 +110,7 @@ const UNSAFE = [403] as const
 const WITH_BODY = [413, 415, 422] as const
 
 /** Headers an error answer of a status always carries. */
-const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = { 401: ['www-authenticate'], 429: ['retry-after'], 503: ['retry-after'] }
+const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = { 401: ['WWW-Authenticate'], 429: ['Retry-After'], 503: ['Retry-After'] }
 
 /**
  * The error answers of a route: those of every route, of an unsafe method and of a body if it

@@ -4,6 +4,18 @@ import { Type, type Static, type TSchema, type TUnsafe } from 'typebox'
 /** Largest value of a PostgreSQL `integer` column. */
 export const MAX_INT4 = 2_147_483_647
 
+/** Largest event id: events.id is a `BIGINT`, read as a JavaScript number, exact up to 2^53 - 1. */
+export const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER
+
+/** Length of a UUID in its canonical form, the only one the service stores (ajv's `uuid` also takes `urn:uuid:`, which PostgreSQL refuses). */
+export const UUID_LENGTH = 36
+
+/**
+ * Longest RFC 3339 date-time taken: `2026-01-31T12:00:00.123456789+05:30`, nanoseconds and an
+ * offset (ajv's `date-time` allows any number of fraction digits).
+ */
+export const MAX_TIMESTAMP_LENGTH = 35
+
 /** Largest amount a `DECIMAL(12,2)` column holds. */
 export const MAX_MONEY = 9_999_999_999.99
 
@@ -29,11 +41,22 @@ export { StringEnum } from '../json-schema.js'
 export const Money = (options: Record<string, unknown> = {}) =>
   Type.Number({ minimum: 0, maximum: MAX_MONEY, 'x-decimals': 2, ...options })
 
+/**
+ * A 32-bit integer, as a PostgreSQL `integer` column holds (or a narrower one): within its range
+ * unless `options` narrow it. The format only describes (http/validator.ts): the bounds check.
+ */
+export const Int32 = (options: Record<string, unknown> = {}) =>
+  Type.Integer({ format: 'int32', minimum: -MAX_INT4 - 1, maximum: MAX_INT4, ...options })
+
+/** An event's id in the feed (events.id, a `BIGINT`); answers and query parameters only, as Int32. */
+export const EventId = (options: Record<string, unknown> = {}) =>
+  Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_EVENT_ID, ...options })
+
 /** A server-made UUIDv7. */
-export const Id = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', ...options })
+export const Id = (options: Record<string, unknown> = {}) => Type.String({ format: 'uuid', maxLength: UUID_LENGTH, ...options })
 
 /** An RFC 3339 UTC timestamp with milliseconds. */
-export const Timestamp = () => Type.String({ format: 'date-time' })
+export const Timestamp = () => Type.String({ format: 'date-time', maxLength: MAX_TIMESTAMP_LENGTH })
 
 /** The fields the server sets on every item. */
 export const ServerFields = {

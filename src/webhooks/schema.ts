@@ -1,6 +1,6 @@
 /** Webhooks and their deliveries, as the API shows them. */
 import { Type, type Static } from 'typebox'
-import { Id, Nullable, ServerFields, StringEnum, Timestamp } from '../resources/schema-types.js'
+import { EventId, Id, Int32, Nullable, ServerFields, StringEnum, Timestamp } from '../resources/schema-types.js'
 import { MAX_ATTEMPTS } from './schedule.js'
 
 const url = Type.String({ format: 'uri', maxLength: 2048, description: 'Where events are POSTed: https, to a public address.' })
@@ -12,6 +12,8 @@ const pattern = Type.String({
 const events = Type.Array(pattern, { minItems: 1, maxItems: 50, uniqueItems: true })
 const secret = Type.String({
   pattern: '^whsec_[A-Za-z0-9+/]{32,86}={0,2}$',
+  // The pattern's bound (6 + 86 + 2), for tools that do not read patterns.
+  maxLength: 94,
   description: 'Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create.',
 })
 const description = Type.String({ maxLength: 500 })
@@ -33,7 +35,8 @@ export const Webhook = Type.Object({
   events,
   active: Type.Boolean({ description: 'Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours.' }),
   description: Nullable(description),
-  disabled_reason: Nullable(Type.String(), { description: 'Why the service disabled it; cleared when it is made active again.' }),
+  // The service writes a short sentence (worker.ts, db/webhooks.ts); a PUT may send it back, so as input it is bounded.
+  disabled_reason: Nullable(Type.String({ maxLength: 500 }), { description: 'Why the service disabled it; cleared when it is made active again.' }),
   failing_since: Nullable(Timestamp(), { description: 'Since when every delivery has failed; null after a success.' }),
   created_at: ServerFields.created_at,
   updated_at: ServerFields.updated_at,
@@ -48,11 +51,14 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const
 export const Delivery = Type.Object({
   id: ServerFields.id,
   webhook_id: Id(),
-  event_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The event's id in the feed: the `webhook-id` of every attempt." }),
+  event_id: EventId({ description: "The event's id in the feed: the `webhook-id` of every attempt." }),
   event_type: Type.String(),
   status: StringEnum(DELIVERY_STATUSES, { description: `pending until an attempt succeeds (a 2xx), or until ${MAX_ATTEMPTS} attempts have failed.` }),
-  attempts: Type.Integer({ minimum: 0, maximum: MAX_ATTEMPTS }),
-  last_status: Nullable(Type.Integer(), { description: "The receiver's status code at the last attempt; null when it did not answer." }),
+  attempts: Int32({ minimum: 0, maximum: MAX_ATTEMPTS }),
+  // Node's HTTP parser takes any three digits after the version ("HTTP/1.1 000" too), and stores them as sent.
+  last_status: Nullable(Int32({ minimum: 0, maximum: 999 }), {
+    description: "The receiver's status code at the last attempt, as it sent it (three digits, not always 100-599); null when it did not answer.",
+  }),
   last_error: Nullable(Type.String(), { description: 'Why the last attempt failed.' }),
   next_attempt_at: Nullable(Timestamp(), { description: 'When it is attempted next, while pending.' }),
   created_at: ServerFields.created_at,

@@ -1,6 +1,7 @@
 // Bearer tokens (RFC 6750): issued once, stored as a hash, scoped, listed without secrets, revoked at once.
 import t from 'tap'
 import { hashPassword } from '../../src/auth/passwords.js'
+import { MAX_TOKENS } from '../../src/auth/tokens.js'
 import { accounts } from '../../src/db/accounts.js'
 import { startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
@@ -91,6 +92,24 @@ for (const kind of databaseKinds()) {
       t.notOk((await api.get(`${V1}/tokens`, admin)).body.some((x: { id: string }) => x.id === theirs.id))
       t.equal((await api.delete(`${V1}/tokens/${theirs.id as string}`, admin)).status, 404, 'as unknown as a missing one')
       t.equal((await api.get(`${V1}/tokens`, bearer(theirs.token))).status, 200, 'and still valid')
+    })
+
+    t.test(`a user holds at most ${MAX_TOKENS} tokens, expired ones included; issuing at once does not pass it`, async (t) => {
+      const user = await api.newUser()
+      const store = accounts(api.db)
+      const expired = new Date(Date.now() - 1000)
+      // newUser's own token is the first.
+      for (let i = 1; i < MAX_TOKENS - 2; i++) await store.createToken(user.id, `hash-${user.id}-${i}`, { name: `t${i}`, scopes: ['read'], expiresAt: expired })
+      // Two places left, five asking at once: two get them.
+      const asked = await Promise.all(Array.from({ length: 5 }, (_, i) => user.api.post(`${V1}/tokens`, { name: `at once ${i}` })))
+      t.same(asked.map((answer) => answer.status).sort(), [201, 201, 409, 409, 409])
+      const refused = asked.find((answer) => answer.status === 409)!
+      t.equal(refused.body.error.code, 'CONFLICT')
+      t.match(refused.body.error.message, `at most ${MAX_TOKENS} tokens`)
+      const listed = (await user.api.get(`${V1}/tokens`)).body as { id: string }[]
+      t.equal(listed.length, MAX_TOKENS, 'the list is bounded as the document says')
+      t.equal((await user.api.delete(`${V1}/tokens/${listed[0]!.id}`)).status, 204)
+      t.equal((await user.api.post(`${V1}/tokens`, { name: 'after one was revoked' })).status, 201)
     })
   })
 }

@@ -185,6 +185,25 @@ t.test('validation: 422 listing every failing field with a path and a reason (ER
   }),
 )
 
+t.test('ids and timestamps in a body are at most their longest form: a uuid 36 characters, a date-time 35 (OWASP API4)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const admin = api.admin
+    const product = (await admin.post(`${V1}/products`, productBody({ status: 'active' }))).body
+    const order = (await admin.post(`${V1}/orders`, {})).body
+    // Ajv's `uuid` takes a URN too, which PostgreSQL does not: a 500 before the bound.
+    const urn = await admin.post(`${V1}/orders/${order.id}/items`, { product_id: `urn:uuid:${product.id}`, quantity: 1 })
+    assertErrorBody(t, urn, 422, 'VALIDATION_ERROR')
+    t.same(urn.body.error.details.map((d: { field: string }) => d.field), ['product_id'])
+    // A PUT may send back the read-only updated_at (and it is ignored): nanoseconds and an offset fit, more does not.
+    const path = `${V1}/products/${product.id}`
+    const put = (updated_at: string) => admin.put(path, { ...productBody({ sku: product.sku, status: 'active' }), updated_at })
+    t.equal((await put('2026-01-31T12:00:00.123456789+05:30')).status, 200, 'a 35-character date-time')
+    const long = await put('2026-01-31T12:00:00.1234567890+05:30')
+    assertErrorBody(t, long, 422, 'VALIDATION_ERROR')
+    t.same(long.body.error.details.map((d: { field: string }) => d.field), ['updated_at'])
+  }),
+)
+
 t.test('text the database cannot store, not Unicode, or with a key twice is refused (SEC-03, SEC-04, RFC 8259 §4, §8)', (t) =>
   eachDatabase(t, async (t, api) => {
     const admin = api.admin

@@ -1,6 +1,9 @@
 // List requests: paging, sorting, filtering, Link and X-Total-Count (DESIGN "Query parameters").
 import t from 'tap'
+import { MAX_CURSOR_LENGTH } from '../../src/resources/list-query/parse.js'
+import { MAX_FILTER_LENGTH } from '../../src/resources/list-query/values.js'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
+import type { OpenApiDocument } from '../helpers/contract.js'
 import { productBody } from '../helpers/fixtures.js'
 
 /** Products the admin creates. */
@@ -171,6 +174,9 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
       ['name[contains]=%00', 'name[contains]'],
       ['tags=%00', 'tags'],
       ['constructor[prototype][x]=1', 'constructor[prototype][x]'],
+      // Bounded as the document says (OWASP API4): a list of values as a whole, a cursor.
+      [`status[in]=${'draft,'.repeat(MAX_FILTER_LENGTH / 6)}draft`, 'status[in]'],
+      [`cursor=${'a'.repeat(MAX_CURSOR_LENGTH + 1)}`, 'cursor'],
     ]
     for (const [query, field] of cases) {
       const res = await admin.get(`${V1}/products?${query}`)
@@ -182,6 +188,28 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
     const several = await admin.get(`${V1}/products?size=0&page=x&colour=red`)
     t.same(several.body.error.details.map((d: { field: string }) => d.field), ['page', 'size', 'colour'], 'every bad parameter is listed')
     t.equal((await admin.get(`${V1}/products`)).headers.get('x-total-count'), '1', 'data intact')
+  }),
+)
+
+t.test('the document bounds sort and order as the parser reads them: each sortable field once, a direction each', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const list = (JSON.parse(api.app.openapi.get(2)!()) as OpenApiDocument).paths['/api/v2/products']!.get!
+    const schemaOf = (name: string) => list.parameters!.find((p) => p.name === name)!.schema as { pattern: string; maxLength: number }
+    const documented = (name: string, value: string) => new RegExp(schemaOf(name).pattern).test(value) && value.length <= schemaOf(name).maxLength
+    const every = 'name,sku,price,stock,status,review_count,created_at,updated_at'
+    // A name twice is the one thing the parser refuses that a pattern cannot say (400 'names "price" twice').
+    for (const sort of ['price', 'price,name', every, '', '-price', 'cost', 'price,', 'price name', `${every},id`]) {
+      const status = (await api.anonymous.get(`/api/v2/products?sort=${encodeURIComponent(sort)}`)).status
+      t.equal(status, documented('sort', sort) ? 200 : 400, `sort=${sort}: ${status}, as the document says`)
+    }
+    t.equal(schemaOf('sort').maxLength, every.length, 'the longest sort names every sortable field')
+    const directions = every.split(',').map(() => 'desc').join(',')
+    t.equal(schemaOf('order').maxLength, directions.length, 'the longest order has a direction per field')
+    t.equal((await api.anonymous.get(`/api/v2/products?sort=${every}&order=${directions}`)).status, 200)
+    t.equal((await api.anonymous.get(`/api/v2/products?sort=${every}&order=${directions},asc`)).status, 400, 'one more is refused')
+    t.equal(schemaOf('cursor').maxLength, MAX_CURSOR_LENGTH)
+    t.equal(schemaOf('status[in]').maxLength, MAX_FILTER_LENGTH)
+    t.equal((await api.anonymous.get(`/api/v2/products?${'status=draft&'.repeat(MAX_FILTER_LENGTH / 6)}size=1`)).status, 200, 'more values: the filter repeated')
   }),
 )
 

@@ -107,6 +107,14 @@ t.test('the feed: admins only, resumable with after, filtered by type and collec
       t.equal(bad.status, 400, query)
       t.equal(bad.body.error.code, 'INVALID_PARAMETER')
     }
+    // Each filter parameter is at most MAX_FILTER_LENGTH long, as the document says; repeated for more.
+    const long = Array.from({ length: 120 }, () => 'orders.*').join(',')
+    const refused = await api.admin.get(`${V1}/events?type=${long}`)
+    t.equal(refused.status, 400)
+    t.same(refused.body.error.details, [{ field: 'type', reason: 'must be at most 1000 characters; repeat type= for more' }])
+    t.equal((await api.admin.get(`${V1}/events?collection=${'x'.repeat(1001)}`)).status, 400)
+    t.equal((await api.admin.get(`${V1}/events?type=${long.slice(0, 539)}&type=${long.slice(540)}`)).status, 200, 'repeated')
+    t.equal((await api.admin.get(`${V1}/events?after=0&size=100`)).status, 200, 'int32 size and int64 after take what they took')
     const post = await api.admin.post(`${V1}/events`, {})
     t.equal(post.status, 405, 'read-only')
     t.match(post.headers.get('allow'), /GET/)

@@ -59,12 +59,12 @@ eachDatabase(t, async (t, api) => {
     t.same(Object.keys(ok(v2, 2).content!), ['application/json', 'application/vnd.resourceful.v2+json'], 'a success answer in JSON or the version\'s vendor type')
     t.same(read(v2, 2).responses['404'], { $ref: '#/components/responses/NotFound' })
     t.same(Object.keys(v2.components.responses!).slice(0, 3), ['BadRequest', 'Unauthorized', 'Forbidden'])
-    t.same(ok(v2, 2).headers!.ratelimit, { $ref: '#/components/headers/RateLimit' })
-    t.match(ok(v2, 2).headers!.etag, { required: true }, 'a header every such answer carries is required')
+    t.same(ok(v2, 2).headers!.RateLimit, { $ref: '#/components/headers/RateLimit' })
+    t.match(ok(v2, 2).headers!.ETag, { required: true }, 'a header every such answer carries is required')
     t.notOk(read(v2, 2).deprecated, 'v2 is current')
     // v1 is deprecated (src/collections): each operation says so, and each answer carries Deprecation.
     t.ok(operations(v1).every(({ operation }) => operation.deprecated), 'every operation of v1 is deprecated')
-    t.same(ok(v1, 1).headers!.deprecation, { $ref: '#/components/headers/Deprecation' })
+    t.same(ok(v1, 1).headers!.Deprecation, { $ref: '#/components/headers/Deprecation' })
     t.match(v1.components.headers!.Deprecation, { required: true })
     t.notOk(v2.components.headers!.Deprecation)
   })
@@ -85,7 +85,19 @@ eachDatabase(t, async (t, api) => {
     t.equal(schemaOf('page').maximum, 2_147_483_647)
     t.equal((await api.anonymous.get('/api/v2/products?page=2147483648')).status, 400, 'past the documented maximum: 400')
     const item = v2.paths['/api/v2/products/{id}']!.get!
-    t.same(item.parameters!.map((p) => [p.in, p.name, p.required]), [['path', 'id', true]])
+    t.same(item.parameters!.map((p) => [p.in, p.name, p.required]), [
+      ['path', 'id', true],
+      ['header', 'If-None-Match', false],
+      ['header', 'If-Modified-Since', false],
+      ['header', 'If-Match', false],
+      ['header', 'If-Unmodified-Since', false],
+    ], 'the id, and the conditional request headers')
+    // Orders need If-Match on every change (428 without it); products do not.
+    const ifMatch = (path: string) => v2.paths[path]!.patch!.parameters!.find((p) => p.name === 'If-Match')
+    t.match(ifMatch('/api/v2/orders/{id}'), { in: 'header', required: true })
+    t.match(ifMatch('/api/v2/products/{id}'), { in: 'header', required: false })
+    t.ok(v2.paths['/api/v2/orders/{id}']!.patch!.responses['428'] && !v2.paths['/api/v2/products/{id}']!.patch!.responses['428'], '428 only where If-Match is required')
+    t.ok(v2.paths['/api/v2/products']!.post!.parameters!.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'), 'a create takes Idempotency-Key')
   })
 
   // Every answer of the suite is checked (test/helpers/api.ts); here, that the check finds faults.
@@ -97,7 +109,7 @@ eachDatabase(t, async (t, api) => {
     t.same(check.problems(answer), [], 'as it came')
     const without = (name: string) => new Headers([...created.headers].filter(([header]) => header !== name))
     t.match(check.problems({ ...answer, status: 202 }), [/status 202 is not documented/])
-    t.match(check.problems({ ...answer, headers: without('location') }), [/header location is missing/])
+    t.match(check.problems({ ...answer, headers: without('location') }), [/header Location is missing/])
     t.match(check.problems({ ...answer, body: { ...created.body, price: '12.00' } }), [/body body\/price must be number/])
     t.match(check.problems({ ...answer, headers: new Headers({ ...Object.fromEntries(created.headers), 'content-type': 'text/plain' }) }), [/a text\/plain body/])
     t.match(check.problems({ ...answer, method: 'GET', path: '/api/v1/nowhere', status: 200 }), [/not in the document/])

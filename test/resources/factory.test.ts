@@ -2,9 +2,11 @@
 // conventions, and can add rules with hooks. `gadgets` is a collection only this test declares.
 import t, { type Test } from 'tap'
 import { Type } from 'typebox'
+import { Product, ProductCreate } from '../../src/collections/products/schema.js'
 import { usersCollection } from '../../src/collections/users/index.js'
 import { ApiError } from '../../src/errors.js'
 import { defineCollection, type WriteContext } from '../../src/resources/collection.js'
+import { createBodySchema, patchBodySchema, replaceBodySchema } from '../../src/resources/derive-schemas.js'
 import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.js'
@@ -79,6 +81,15 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   t.throws(() => defineCollection({ ...base, access: { ...base.access, list: 'owner-or-admin' } }), /owner-or-admin rule needs an owner field/)
   t.throws(() => defineCollection({ ...base, owner: 'nope' }), /owner field "nope"/)
   t.throws(() => defineCollection({ ...base, fieldAccess: { nope: { read: 'admin' } } }), /field rules for "nope"/)
+})
+
+t.test('only a create body has defaults: a patch leaves an absent field as it is, a PUT keeps a state field', async (t) => {
+  const defaults = (schema: object) =>
+    Object.fromEntries(Object.entries((schema as { properties: Record<string, { default?: unknown }> }).properties).flatMap(([name, p]) => ('default' in p ? [[name, p.default]] : [])))
+  t.same(defaults(createBodySchema(ProductCreate)), { stock: 0, status: 'draft', tags: [] })
+  t.same(defaults(replaceBodySchema(ProductCreate, Product, ['id', 'review_count', 'rating_average', 'created_at', 'updated_at'])), {})
+  t.same(defaults(patchBodySchema(ProductCreate)), {})
+  t.same(defaults(ProductCreate), { stock: 0, status: 'draft', tags: [] }, 'the create schema is left as it was')
 })
 
 t.test('cursor paging refuses to sort by a field that may be null', async (t) => {

@@ -150,8 +150,14 @@ t.test('a 410 from the receiver disables the webhook; enabling it starts afresh'
     t.match(logged, { attempts: 1, last_status: 410, next_attempt_at: null })
     const read = (await api.admin.get(`${V1}/webhooks/${webhook.id}`)).body
     t.match(read, { active: false, disabled_reason: 'The receiver answered 410 Gone.' })
+    // The reason comes back in a PUT of what was read, and is ignored; a long one is refused like any field.
+    const path = `${V1}/webhooks/${webhook.id}`
+    t.equal((await api.admin.put(path, read)).status, 200, 'a PUT of what was read')
+    const long = await api.admin.put(path, { ...read, disabled_reason: 'x'.repeat(501) })
+    t.equal(long.status, 422)
+    t.match(long.body.error, { code: 'VALIDATION_ERROR', details: [{ field: 'disabled_reason' }] })
 
-    const enabled = await api.admin.patch(`${V1}/webhooks/${webhook.id}`, { active: true })
+    const enabled = await api.admin.patch(path, { active: true })
     t.match(enabled.body, { active: true, disabled_reason: null, failing_since: null })
     await api.admin.post(`${V1}/products`, productBody())
     await receiver.count(2)

@@ -1,8 +1,8 @@
 /** The items of an order: a product, a quantity, and the price the product had when it was added. */
 import { Type, type Static } from 'typebox'
-import { Id, Money, Nullable, ServerFields } from '../../resources/schema-types.js'
+import { Id, Int32, Money, Nullable, ServerFields } from '../../resources/schema-types.js'
 
-const quantity = Type.Integer({ minimum: 1, maximum: 1000 })
+const quantity = Int32({ minimum: 1, maximum: 1000 })
 
 export const OrderItemCreate = Type.Object(
   { product_id: Id({ description: 'An active product.' }), quantity },

@@ -6,7 +6,7 @@ import type { Row } from '../../resources/represent.js'
 import { columnList } from '../../resources/store.js'
 import { moneyView } from '../money.js'
 import { products } from '../products/index.js'
-import { Order, OrderCreate, OrderSummary } from './schema.js'
+import { MAX_ORDER_TOTAL, Order, OrderCreate, OrderSummary } from './schema.js'
 
 /** The products a stock change returns, read as the products collection's rows, for their events. */
 const PRODUCT_ROW = columnList(products.columns, 'p')
@@ -58,5 +58,6 @@ export const orders = defineCollection({
       shipped: { delivered: { by: ['admin'] } },
     },
   },
-  versions: { 2: { total: moneyView() } },
+  // A sum of items: its column (DECIMAL(15,2)) holds more than one price's.
+  versions: { 2: { total: moneyView({ maximum: MAX_ORDER_TOTAL }) } },
 })

@@ -2,6 +2,9 @@
 import { Type, type Static } from 'typebox'
 import { Id, Nullable, ServerFields, StringEnum } from '../../resources/schema-types.js'
 
+/** The most an order's total can be: its column is DECIMAL(15,2). */
+export const MAX_ORDER_TOTAL = 9_999_999_999_999.99
+
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 
 const note = Type.String({ maxLength: 500 })
@@ -17,7 +20,7 @@ export const Order = Type.Object({
   user_id: Id({ description: 'The customer; set from the caller.' }),
   status,
   note: Nullable(note),
-  total: Type.Number({ minimum: 0, description: 'The sum of quantity * unit_price over the items.' }),
+  total: Type.Number({ minimum: 0, maximum: MAX_ORDER_TOTAL, description: 'The sum of quantity * unit_price over the items.' }),
   created_at: ServerFields.created_at,
   updated_at: ServerFields.updated_at,
 })

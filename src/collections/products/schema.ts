@@ -1,14 +1,14 @@
 /** Products: the shop's catalogue. */
 import { Type, type Static } from 'typebox'
-import { MAX_INT4, Money, Nullable, ServerFields, StringEnum } from '../../resources/schema-types.js'
+import { Int32, Money, Nullable, ServerFields, StringEnum } from '../../resources/schema-types.js'
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 
 const name = Type.String({ minLength: 1, maxLength: 120 })
-const sku = Type.String({ pattern: '^[A-Z0-9-]{3,32}$', description: 'Stock keeping unit: 3-32 of A-Z, 0-9 and -.' })
+const sku = Type.String({ pattern: '^[A-Z0-9-]{3,32}$', maxLength: 32, description: 'Stock keeping unit: 3-32 of A-Z, 0-9 and -.' })
 const price = Money()
 const cost = Money({ description: 'What the shop pays; only admins read or write it.' })
-const stock = Type.Integer({ minimum: 0, maximum: MAX_INT4 })
+const stock = Int32({ minimum: 0 })
 const status = StringEnum(PRODUCT_STATUSES)
 const description = Type.String({ maxLength: 10_000 })
 const tags = Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 20, uniqueItems: true })
@@ -37,7 +37,7 @@ export const Product = Type.Object({
   status,
   description: Nullable(description),
   tags,
-  review_count: Type.Integer({ minimum: 0 }),
+  review_count: Int32({ minimum: 0 }),
   rating_average: Nullable(Type.Number({ minimum: 1, maximum: 5 })),
   created_at: ServerFields.created_at,
   updated_at: ServerFields.updated_at,

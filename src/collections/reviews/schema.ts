@@ -1,8 +1,8 @@
 /** Reviews: one per user per product, nested under the product. */
 import { Type, type Static } from 'typebox'
-import { Id, Nullable, ServerFields } from '../../resources/schema-types.js'
+import { Id, Int32, Nullable, ServerFields } from '../../resources/schema-types.js'
 
-const rating = Type.Integer({ minimum: 1, maximum: 5 })
+const rating = Int32({ minimum: 1, maximum: 5 })
 const title = Type.String({ maxLength: 120 })
 const body = Type.String({ maxLength: 10_000 })
 

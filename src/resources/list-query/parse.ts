@@ -8,6 +8,7 @@ import {
 } from './plan.js'
 import { decodeCursor } from './cursor.js'
 import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
+import { Int32 } from '../schema-types.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
@@ -26,6 +27,12 @@ const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
 const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor'])
+/**
+ * Longest cursor taken. One the service makes holds a row's sort keys, and those it can read back
+ * are under 1,500 characters (measured: users by a name JSON escapes to 720 bytes and a 254-character
+ * email, 1,480; webhooks by a 1,000-character url, 1,495). A longer one was padded, not made here.
+ */
+export const MAX_CURSOR_LENGTH = 4096
 
 const operatorsOf = (field: Field, spec: ListSpec): readonly string[] => [
   ...OPERATORS[field.kind],
@@ -101,6 +108,8 @@ function parseFilter(key: string, raws: string[], spec: ListSpec, problems: Prob
     return undefined
   }
   const raw = raws[0]!
+  // Each value is checked below; the list as a whole is bounded too: repeat `field=` for more.
+  if (op === 'in' && raw.length > MAX_FILTER_LENGTH) return void problems.add(key, `must be at most ${MAX_FILTER_LENGTH} characters; repeat ${field.name}= for more values`)
   if (op === 'null') {
     if (raw !== 'true' && raw !== 'false') return void problems.add(key, 'must be true or false')
     return { kind: 'null', field, isNull: raw === 'true' }
@@ -146,6 +155,7 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
 function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[], problems: Problems): ListPlan['cursor'] {
   if (raw === undefined) return undefined
   if (withPage) return void problems.add('cursor', 'cannot be combined with page')
+  if (raw.length > MAX_CURSOR_LENGTH) return void problems.add('cursor', `must be at most ${MAX_CURSOR_LENGTH} characters`)
   const nullable = sort.find((key) => key.field.nullable)
   if (nullable) return void problems.add('cursor', `cannot page by cursor when sorting by ${nullable.field.name}, which may be null`)
   if (raw === '') return { position: null }
@@ -161,7 +171,7 @@ function operatorSchema(field: Field, op: string): TSchema {
     case 'eq':
       return { ...value, description: field.kind === 'string[]' ? 'Items holding this value; repeat for any of several.' : 'Equal to; repeat for any of several.' }
     case 'in':
-      return Type.String({ description: 'Any of these comma-separated values.' })
+      return Type.String({ maxLength: MAX_FILTER_LENGTH, description: 'Any of these comma-separated values.' })
     case 'null':
       return Type.Boolean({ description: 'true: only items where it is null; false: only where it is not.' })
     case 'contains':
@@ -177,16 +187,23 @@ function operatorSchema(field: Field, op: string): TSchema {
  */
 export function listQuerySchema(spec: ListSpec): TObject {
   const sortable = [...spec.sortable.keys()]
+  // parseSort: names split on commas, each once; so all of them is the longest sort, and as many directions the longest order.
+  const name = sortable.length > 0 ? `(${sortable.join('|')})` : '(?!)'
+  const longestOrder = 'desc,'.repeat(Math.max(sortable.length, 1)).length - 1
   const filters: Record<string, TSchema> = {}
   for (const field of spec.filterable.values()) {
     for (const op of operatorsOf(field, spec)) filters[op === 'eq' ? field.name : `${field.name}[${op}]`] = Type.Optional(operatorSchema(field, op))
   }
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_OFFSET, default: 1, description: 'The page, from 1; not with cursor.' })),
-    size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Items per page.' })),
-    sort: Type.Optional(Type.String({ description: `Comma-separated fields to sort by: ${sortable.join(', ')}. The id breaks ties.` })),
-    order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', description: 'asc or desc: one for every sort field, or one per field.' })),
-    cursor: Type.Optional(Type.String({ description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
+    page: Type.Optional(Int32({ minimum: 1, maximum: MAX_OFFSET, default: 1, description: 'The page, from 1; not with cursor.' })),
+    size: Type.Optional(Int32({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Items per page.' })),
+    sort: Type.Optional(Type.String({
+      pattern: `^${name}(,${name})*$`,
+      maxLength: sortable.join(',').length,
+      description: `Comma-separated fields to sort by, each once: ${sortable.join(', ')}. The id breaks ties.`,
+    })),
+    order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', maxLength: longestOrder, description: 'asc or desc: one for every sort field, or one per field.' })),
+    cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
     ...filters,
   })
 }

@@ -2,12 +2,17 @@
 import { Type, type TSchema } from 'typebox'
 import type { Field } from '../fields.js'
 import { isUuid } from '../../ids.js'
+import { Id, MAX_INT4 } from '../schema-types.js'
 import type { FilterValue } from './plan.js'
 
 const INTEGER = /^-?\d{1,15}$/
 const DECIMAL = /^-?\d{1,15}(\.\d{1,15})?$/
+/** The longest text DECIMAL matches: a sign, 15 digits, a point and 15 more. */
+const DECIMAL_MAX_LENGTH = 32
 // RFC 3339 date-time, or a plain date meaning its midnight UTC.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-]\d{2}:\d{2}))?$/
+/** The longest text DATE_TIME matches: `2026-01-31T12:00:00.123456+05:30`. */
+const DATE_TIME_MAX_LENGTH = 32
 
 /** Longest string a filter compares; longer ones cannot match any stored value we allow. */
 export const MAX_FILTER_LENGTH = 1000
@@ -68,17 +73,18 @@ export function valueSchema(field: Field): TSchema {
   const [minimum, maximum] = field.range ?? []
   switch (field.kind) {
     case 'integer':
-      return Type.Integer({ minimum, maximum })
+      // An integer field's range is its column's: int32 for an `integer`, int64 beyond (an event id).
+      return Type.Integer({ format: minimum! >= -MAX_INT4 - 1 && maximum! <= MAX_INT4 ? 'int32' : 'int64', minimum, maximum })
     case 'number':
-      return Type.String({ pattern: DECIMAL.source, description: `A decimal number such as 12.50, from ${minimum} to ${maximum}.` })
+      return Type.String({ pattern: DECIMAL.source, maxLength: DECIMAL_MAX_LENGTH, description: `A decimal number such as 12.50, from ${minimum} to ${maximum}.` })
     case 'boolean':
       return Type.Boolean()
     case 'uuid':
-      return Type.String({ format: 'uuid' })
+      return Id()
     case 'enum':
       return Type.Unsafe<string>({ type: 'string', enum: [...(field.values ?? [])] })
     case 'datetime':
-      return Type.String({ pattern: DATE_TIME.source, description: 'An RFC 3339 date-time, or a date (its midnight UTC).' })
+      return Type.String({ pattern: DATE_TIME.source, maxLength: DATE_TIME_MAX_LENGTH, description: 'An RFC 3339 date-time, or a date (its midnight UTC).' })
     case 'string':
     case 'string[]':
       return Type.String({ maxLength: MAX_FILTER_LENGTH })
