@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: type-check, lint, find a PostgreSQL server, run every tap test on it and on PGlite,
-// hold the coverage floor, and end with one "N passed, N failed" line.
+// `npm test`: type-check, lint the code and the OpenAPI documents, find a PostgreSQL server, run
+// every tap test on it and on PGlite, hold the coverage floor, and end with one "N passed, N
+// failed" line.
 //
 // PostgreSQL, in order: TEST_DATABASE_URL; DATABASE_URL; a local server on 127.0.0.1:5432 (user
 // postgres); a container started with testcontainers where Docker runs. With none of them the
@@ -87,6 +88,9 @@ if (!focused) {
   failed += (await run(process.execPath, [bin('typescript', 'bin/tsc'), '--noEmit', '-p', 'tsconfig.json'])) === 0 ? 0 : 1
   console.log('> lint')
   failed += (await run(process.execPath, [bin('eslint', 'bin/eslint.js'), '.'])) === 0 ? 0 : 1
+  // The checked-in documents: test/openapi/generated.test.ts fails when they are not the code's.
+  console.log('> lint the OpenAPI documents (Spectral: OpenAPI rules and OWASP API Security)')
+  failed += (await run(process.execPath, [bin('@stoplight/spectral-cli', 'dist/index.js'), 'lint', '--fail-severity=warn', '--quiet', 'openapi/v*.json'])) === 0 ? 0 : 1
 }
 
 const wantsPostgres = (process.env.TEST_DATABASES ?? 'postgres').split(',').includes('postgres')
