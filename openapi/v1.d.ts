@@ -617,8 +617,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email?: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Only admins set roles. */
             roles: "admin"[];
@@ -630,6 +632,7 @@ export interface components {
         UserSummary: {
             /** Format: uuid */
             id: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Only admins set roles. */
             roles: "admin"[];
@@ -638,8 +641,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
@@ -653,8 +658,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Write-only: at least 12 characters. */
             password?: string;
@@ -671,8 +678,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email?: string;
+            /** @example Ada Lovelace */
             name?: string;
             /** @description Write-only: at least 12 characters. */
             password?: string;
@@ -682,17 +691,35 @@ export interface components {
         Product: {
             /** Format: uuid */
             id: string;
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
+            /** @example 12.5 */
             price: number;
-            /** @description What the shop pays; only admins read or write it. */
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
             cost?: number | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock: number;
             /** @enum {string} */
             status: "draft" | "active" | "archived";
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags: string[];
             /** Format: int32 */
             review_count: number;
@@ -705,23 +732,37 @@ export interface components {
         ProductSummary: {
             /** Format: uuid */
             id: string;
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
+            /** @example 12.5 */
             price: number;
             /** @enum {string} */
             status: "draft" | "active" | "archived";
         };
         ProductCreate: {
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
+            /** @example 12.5 */
             price: number;
-            /** @description What the shop pays; only admins read or write it. */
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
             cost?: number | null;
             /**
              * Format: int32
              * @default 0
+             * @example 40
              */
             stock?: number | null;
             /**
@@ -729,22 +770,47 @@ export interface components {
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
-            /** @default [] */
+            /**
+             * @default []
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
         };
         ProductReplace: {
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
+            /** @example 12.5 */
             price: number;
-            /** @description What the shop pays; only admins read or write it. */
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
             cost?: number | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock?: number | null;
             /** @enum {string|null} */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
             /** Format: uuid */
             id?: string;
@@ -757,17 +823,35 @@ export interface components {
             updated_at?: string;
         };
         ProductPatch: {
+            /** @example Espresso cup */
             name?: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku?: string;
+            /** @example 12.5 */
             price?: number;
-            /** @description What the shop pays; only admins read or write it. */
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
             cost?: number | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock?: number | null;
             /** @enum {string|null} */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
         };
         Review: {
@@ -777,7 +861,9 @@ export interface components {
             product_id: string;
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body: string | null;
             /**
              * Format: uuid
@@ -794,6 +880,7 @@ export interface components {
             id: string;
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title: string | null;
             /**
              * Format: uuid
@@ -804,13 +891,17 @@ export interface components {
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
         };
         ReviewReplace: {
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
             /** Format: uuid */
             id?: string;
@@ -829,7 +920,9 @@ export interface components {
         ReviewPatch: {
             /** Format: int32 */
             rating?: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
         };
         Order: {
@@ -846,6 +939,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+            /** @example Leave it with the neighbour. */
             note: string | null;
             /** @description The sum of quantity * unit_price over the items. */
             total: number;
@@ -874,6 +968,7 @@ export interface components {
             created_at: string;
         };
         OrderCreate: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -883,6 +978,7 @@ export interface components {
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
         };
         OrderReplace: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -904,6 +1000,7 @@ export interface components {
             updated_at?: string;
         };
         OrderPatch: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -923,7 +1020,10 @@ export interface components {
             product_id: string | null;
             /** Format: int32 */
             quantity: number;
-            /** @description The product's price when the item was added or its product changed. */
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
             unit_price: number;
             /** Format: date-time */
             created_at: string;
@@ -940,7 +1040,10 @@ export interface components {
             product_id: string | null;
             /** Format: int32 */
             quantity: number;
-            /** @description The product's price when the item was added or its product changed. */
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
             unit_price: number;
         };
         OrderItemCreate: {
@@ -964,7 +1067,10 @@ export interface components {
             id?: string;
             /** Format: uuid */
             order_id?: string;
-            /** @description The product's price when the item was added or its product changed. */
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
             unit_price?: number;
             /** Format: date-time */
             created_at?: string;
@@ -986,8 +1092,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1010,8 +1123,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1020,8 +1140,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
@@ -1035,8 +1162,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1059,8 +1193,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
@@ -1084,8 +1225,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url?: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events?: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;

@@ -572,8 +572,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email?: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Only admins set roles. */
             roles: "admin"[];
@@ -585,6 +587,7 @@ export interface components {
         UserSummary: {
             /** Format: uuid */
             id: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Only admins set roles. */
             roles: "admin"[];
@@ -593,8 +596,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
@@ -608,8 +613,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email: string;
+            /** @example Ada Lovelace */
             name: string;
             /** @description Write-only: at least 12 characters. */
             password?: string;
@@ -626,8 +633,10 @@ export interface components {
             /**
              * Format: email
              * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
              */
             email?: string;
+            /** @example Ada Lovelace */
             name?: string;
             /** @description Write-only: at least 12 characters. */
             password?: string;
@@ -637,24 +646,40 @@ export interface components {
         Product: {
             /** Format: uuid */
             id: string;
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
             price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             };
             cost?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             } | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock: number;
             /** @enum {string} */
             status: "draft" | "active" | "archived";
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags: string[];
             /** Format: int32 */
             review_count: number;
@@ -667,10 +692,15 @@ export interface components {
         ProductSummary: {
             /** Format: uuid */
             id: string;
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
             price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -679,15 +709,21 @@ export interface components {
             status: "draft" | "active" | "archived";
         };
         ProductCreate: {
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
             price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             };
             cost?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -695,6 +731,7 @@ export interface components {
             /**
              * Format: int32
              * @default 0
+             * @example 40
              */
             stock?: number | null;
             /**
@@ -702,29 +739,52 @@ export interface components {
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
-            /** @default [] */
+            /**
+             * @default []
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
         };
         ProductReplace: {
+            /** @example Espresso cup */
             name: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku: string;
             price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             };
             cost?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             } | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock?: number | null;
             /** @enum {string|null} */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
             /** Format: uuid */
             id?: string;
@@ -737,24 +797,40 @@ export interface components {
             updated_at?: string;
         };
         ProductPatch: {
+            /** @example Espresso cup */
             name?: string;
-            /** @description Stock keeping unit: 3-32 of A-Z, 0-9 and -. */
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
             sku?: string;
             price?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             };
             cost?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
             } | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 40
+             */
             stock?: number | null;
             /** @enum {string|null} */
             status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
             tags?: string[] | null;
         };
         Review: {
@@ -764,7 +840,9 @@ export interface components {
             product_id: string;
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body: string | null;
             /**
              * Format: uuid
@@ -781,6 +859,7 @@ export interface components {
             id: string;
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title: string | null;
             /**
              * Format: uuid
@@ -791,13 +870,17 @@ export interface components {
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
         };
         ReviewReplace: {
             /** Format: int32 */
             rating: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
             /** Format: uuid */
             id?: string;
@@ -816,7 +899,9 @@ export interface components {
         ReviewPatch: {
             /** Format: int32 */
             rating?: number;
+            /** @example Keeps the crema */
             title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
         };
         Order: {
@@ -833,8 +918,10 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+            /** @example Leave it with the neighbour. */
             note: string | null;
             total: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -859,6 +946,7 @@ export interface components {
              */
             status: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
             total: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -867,6 +955,7 @@ export interface components {
             created_at: string;
         };
         OrderCreate: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -876,6 +965,7 @@ export interface components {
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
         };
         OrderReplace: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -890,6 +980,7 @@ export interface components {
              */
             user_id?: string;
             total?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -900,6 +991,7 @@ export interface components {
             updated_at?: string;
         };
         OrderPatch: {
+            /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
              * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
@@ -920,6 +1012,7 @@ export interface components {
             /** Format: int32 */
             quantity: number;
             unit_price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -940,6 +1033,7 @@ export interface components {
             /** Format: int32 */
             quantity: number;
             unit_price: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -967,6 +1061,7 @@ export interface components {
             /** Format: uuid */
             order_id?: string;
             unit_price?: {
+                /** @example 12.5 */
                 amount: number;
                 /** @enum {string} */
                 currency?: "USD";
@@ -991,8 +1086,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1015,8 +1117,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1025,8 +1134,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
@@ -1040,8 +1156,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
@@ -1064,8 +1187,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
@@ -1089,8 +1219,15 @@ export interface components {
             /**
              * Format: uri
              * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
              */
             url?: string;
+            /**
+             * @example [
+             *       "orders.*",
+             *       "products.updated"
+             *     ]
+             */
             events?: string[];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;

@@ -39,7 +39,7 @@ export { StringEnum } from '../json-schema.js'
 
 /** An amount with at most two decimals, as stored in `DECIMAL(12,2)`; JSON carries it as a number. */
 export const Money = (options: Record<string, unknown> = {}) =>
-  Type.Number({ minimum: 0, maximum: MAX_MONEY, 'x-decimals': 2, ...options })
+  Type.Number({ minimum: 0, maximum: MAX_MONEY, 'x-decimals': 2, examples: [12.5], ...options })
 
 /**
  * A 32-bit integer, as a PostgreSQL `integer` column holds (or a narrower one): within its range

@@ -3,13 +3,13 @@ import { Type, type Static } from 'typebox'
 import { EventId, Id, Int32, Nullable, ServerFields, StringEnum, Timestamp } from '../resources/schema-types.js'
 import { MAX_ATTEMPTS } from './schedule.js'
 
-const url = Type.String({ format: 'uri', maxLength: 2048, description: 'Where events are POSTed: https, to a public address.' })
+const url = Type.String({ format: 'uri', maxLength: 2048, description: 'Where events are POSTed: https, to a public address.', examples: ['https://hooks.shop.example/resourceful'] })
 const pattern = Type.String({
   pattern: '^(\\*|[a-z_]+\\.(\\*|[a-z_]+))$',
   maxLength: 100,
   description: 'An event type (`orders.status_changed`), every type of a collection (`orders.*`), or every event (`*`).',
 })
-const events = Type.Array(pattern, { minItems: 1, maxItems: 50, uniqueItems: true })
+const events = Type.Array(pattern, { minItems: 1, maxItems: 50, uniqueItems: true, examples: [['orders.*', 'products.updated']] })
 const secret = Type.String({
   pattern: '^whsec_[A-Za-z0-9+/]{32,86}={0,2}$',
   // The pattern's bound (6 + 86 + 2), for tools that do not read patterns.

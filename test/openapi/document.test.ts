@@ -46,6 +46,10 @@ eachDatabase(t, async (t, api) => {
       t.ok(v2.components.schemas[name], `v2 has ${name}`)
     }
     t.notOk(v2.components.schemas.WebhookDeliveryCreate, 'no body schemas for a collection clients cannot write')
+    // Examples for the docs page's sample bodies; Spectral (npm test) checks each against its schema.
+    const property = (name: string, field: string) => (v2.components.schemas[name] as { properties: Record<string, { examples?: unknown[] }> }).properties[field]!
+    t.same(property('ProductCreate', 'name').examples, ['Espresso cup'])
+    t.ok(property('WebhookCreate', 'url').examples?.length, 'a webhook url example')
     const price = (document: OpenApiDocument) => (document.components.schemas.Product as { properties: Record<string, unknown> }).properties.price
     t.notSame(price(v1), price(v2), 'a field a version shows differently has that version\'s schema')
     const patch = v2.paths['/api/v2/products/{id}']!.patch!

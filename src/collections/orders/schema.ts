@@ -7,7 +7,7 @@ export const MAX_ORDER_TOTAL = 9_999_999_999_999.99
 
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 
-const note = Type.String({ maxLength: 500 })
+const note = Type.String({ maxLength: 500, examples: ['Leave it with the neighbour.'] })
 const status = StringEnum(ORDER_STATUSES, {
   default: 'pending',
   description: 'pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.',

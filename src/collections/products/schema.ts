@@ -4,14 +4,14 @@ import { Int32, Money, Nullable, ServerFields, StringEnum } from '../../resource
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 
-const name = Type.String({ minLength: 1, maxLength: 120 })
-const sku = Type.String({ pattern: '^[A-Z0-9-]{3,32}$', maxLength: 32, description: 'Stock keeping unit: 3-32 of A-Z, 0-9 and -.' })
+const name = Type.String({ minLength: 1, maxLength: 120, examples: ['Espresso cup'] })
+const sku = Type.String({ pattern: '^[A-Z0-9-]{3,32}$', maxLength: 32, description: 'Stock keeping unit: 3-32 of A-Z, 0-9 and -.', examples: ['CUP-090'] })
 const price = Money()
 const cost = Money({ description: 'What the shop pays; only admins read or write it.' })
-const stock = Int32({ minimum: 0 })
+const stock = Int32({ minimum: 0, examples: [40] })
 const status = StringEnum(PRODUCT_STATUSES)
-const description = Type.String({ maxLength: 10_000 })
-const tags = Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 20, uniqueItems: true })
+const description = Type.String({ maxLength: 10_000, examples: ['Stoneware, 90 ml, dishwasher safe.'] })
+const tags = Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 20, uniqueItems: true, examples: [['kitchen', 'ceramic']] })
 
 export const ProductCreate = Type.Object(
   {

@@ -3,8 +3,8 @@ import { Type, type Static } from 'typebox'
 import { Id, Int32, Nullable, ServerFields } from '../../resources/schema-types.js'
 
 const rating = Int32({ minimum: 1, maximum: 5 })
-const title = Type.String({ maxLength: 120 })
-const body = Type.String({ maxLength: 10_000 })
+const title = Type.String({ maxLength: 120, examples: ['Keeps the crema'] })
+const body = Type.String({ maxLength: 10_000, examples: ['Thick walls; the coffee stays hot.'] })
 
 export const ReviewCreate = Type.Object(
   {

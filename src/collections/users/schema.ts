@@ -5,8 +5,8 @@ import { ROLES } from '../../auth/roles.js'
 import { ServerFields, StringEnum } from '../../resources/schema-types.js'
 
 
-const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.' })
-const name = Type.String({ minLength: 1, maxLength: 120 })
+const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.', examples: ['ada@shop.example'] })
+const name = Type.String({ minLength: 1, maxLength: 120, examples: ['Ada Lovelace'] })
 const password = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 1024, description: `Write-only: at least ${MIN_PASSWORD_LENGTH} characters.` })
 const roles = (options: Record<string, unknown> = {}) =>
   Type.Array(StringEnum(ROLES), { uniqueItems: true, maxItems: ROLES.length, description: 'Only admins set roles.', ...options })
