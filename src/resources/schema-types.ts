@@ -48,7 +48,7 @@ export const Money = (options: Record<string, unknown> = {}) =>
 export const Int32 = (options: Record<string, unknown> = {}) =>
   Type.Integer({ format: 'int32', minimum: -MAX_INT4 - 1, maximum: MAX_INT4, ...options })
 
-/** An event's id in the feed (events.id, a `BIGINT`); answers and query parameters only, as Int32. */
+/** An event's id in the feed (events.id, a `BIGINT`); as with Int32, the format only describes. */
 export const EventId = (options: Record<string, unknown> = {}) =>
   Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_EVENT_ID, ...options })
 
