@@ -77,13 +77,14 @@ for (const page of pages) {
           const ran = await bash.run(command.replaceAll(DOC_ORIGIN, origin))
           const printed = ran.stdout.replaceAll(origin, DOC_ORIGIN)
           const at = `${page.file}:${example.line}`
+          if (update) edits.push({ lines: example.commandLines, text: command })
           if (example.expected === undefined) {
             t.equal(ran.code, 0, `${at} runs (${ran.stderr.trim()})`)
             continue
           }
           const problems = compare(example.expected, printed, carried)
           t.same(problems, [], `${at} prints what the page shows`)
-          if (update) edits.push({ lines: example.commandLines, text: command }, { lines: example.expectedLines!, text: asDocShows(printed) })
+          if (update) edits.push({ lines: example.expectedLines!, text: asDocShows(printed) })
         }
         if (update) writeFileSync(path.join(root, page.file), edited(page.text, edits))
       })
