@@ -56,6 +56,17 @@ export interface Config {
   /** An open event stream gets a comment line this often, so that proxies keep it (EVENT_STREAM_HEARTBEAT_MS). */
   eventStreamHeartbeatMs: number
   webhooks: WebhooksConfig
+  /** GET /metrics answers only `Authorization: Bearer <token>` (METRICS_TOKEN); unset: anyone. */
+  metricsToken?: string
+  /** Traces of requests and statements, exported over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT); unset: none, nothing loaded. */
+  tracing?: TracingConfig
+}
+
+export interface TracingConfig {
+  /** The OTLP/HTTP collector's base URL; spans are posted to `<endpoint>/v1/traces`. */
+  endpoint: string
+  /** Every span's `service.name` (OTEL_SERVICE_NAME). */
+  serviceName: string
 }
 
 export interface WebhooksConfig {
@@ -283,6 +294,37 @@ function readAdmin(env: Env): AuthConfig['admin'] {
   return { email: email.toLowerCase(), password }
 }
 
+/** The shortest METRICS_TOKEN: the endpoint is reachable wherever the API is, so the token must not be guessable. */
+export const MIN_METRICS_TOKEN_LENGTH = 16
+
+/** RFC 6750 §2.1's b64token: what a bearer token may hold. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+
+function readMetricsToken(env: Env): string | undefined {
+  const token = env.METRICS_TOKEN || undefined
+  if (token === undefined) return undefined
+  if (!BEARER_TOKEN.test(token) || token.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw new ConfigError(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters of A-Z, a-z, 0-9 and -._~+/ (a bearer token)`)
+  }
+  return token
+}
+
+function readTracing(env: Env): TracingConfig | undefined {
+  const raw = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined
+  if (raw === undefined) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(raw)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be the http:// or https:// URL of an OTLP/HTTP collector, such as http://127.0.0.1:4318 (got "${raw}")`)
+  }
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || 'resourceful'
+  return { endpoint: raw, serviceName }
+}
+
 /** Builds the configuration from an environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   return {
@@ -321,5 +363,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: readPositiveInteger(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
       retryBaseMs: readPositiveInteger(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1),
     },
+    metricsToken: readMetricsToken(env),
+    tracing: readTracing(env),
   }
 }

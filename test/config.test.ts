@@ -21,6 +21,8 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     eventStreamsPerCaller: 5,
     eventStreamHeartbeatMs: 15_000,
     webhooks: { allowPrivate: false, timeoutMs: 10_000, retryBaseMs: 5000 },
+    metricsToken: undefined,
+    tracing: undefined,
   })
 })
 
@@ -100,9 +102,24 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ COUNT_LIMIT: 'all' }, 'COUNT_LIMIT'],
     [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
+    [{ METRICS_TOKEN: 'too-short' }, 'METRICS_TOKEN'],
+    [{ METRICS_TOKEN: 'sixteen chars or more, with spaces' }, 'METRICS_TOKEN'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
   ]
   for (const [env, name] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message: new RegExp(`^${name} `) }, JSON.stringify(env))
   }
   t.ok(new ConfigError('x') instanceof Error)
+})
+
+t.test('observability: METRICS_TOKEN guards /metrics; OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on, named by OTEL_SERVICE_NAME', async (t) => {
+  t.equal(loadConfig({ METRICS_TOKEN: 'abcdefghij-._~+/0123==' }).metricsToken, 'abcdefghij-._~+/0123==', "a bearer token's characters")
+  t.equal(loadConfig({ METRICS_TOKEN: '' }).metricsToken, undefined, 'empty means unset: /metrics is open')
+  t.same(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { endpoint: 'http://collector:4318', serviceName: 'resourceful' })
+  t.same(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example/base/', OTEL_SERVICE_NAME: ' shop-api ' }).tracing, { endpoint: 'https://otlp.example/base/', serviceName: 'shop-api' })
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SERVICE_NAME: 'shop-api' }).tracing, undefined, 'no endpoint, no tracing')
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'short secret' }), { message: /^METRICS_TOKEN must be at least 16 characters/ })
+  t.notMatch(String(t.throws(() => loadConfig({ METRICS_TOKEN: 'secret with spaces in it' }))), /secret with spaces/, 'the error does not repeat the token')
 })
