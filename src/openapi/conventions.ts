@@ -6,7 +6,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { ApiVersion } from '../http/versioning.js'
 import { JSON_MEDIA_TYPE, vendorType } from '../http/negotiation.js'
-import { HEADERS, REQUIRED_HEADER } from './responses.js'
+import { BEFORE_ROUTING, HEADERS, REQUIRED_HEADER } from './responses.js'
 
 interface Content {
   [mediaType: string]: { schema: object }
@@ -75,7 +75,7 @@ export function finishDocument<T>(generated: T, version: ApiVersion): T {
       withVendorType(operation.requestBody?.content, version.version)
       for (const [status, answer] of Object.entries(operation.responses)) {
         if ('$ref' in answer) continue
-        answer.headers = { ...answer.headers, ...notice }
+        if (!BEFORE_ROUTING.has(Number(status))) answer.headers = { ...answer.headers, ...notice }
         finishHeaders(answer, headers)
         if (Number(status) >= 400) {
           // Errors are JSON whatever was asked for, and the same for every operation.

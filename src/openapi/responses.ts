@@ -92,8 +92,10 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   406: 'The Accept header admits no JSON type, or names a version that does not exist.',
   409: 'The request conflicts with the current state: a duplicate value, a state move, a key in use.',
   410: 'What was asked for is no longer kept.',
+  408: 'The request body did not all arrive in time; the connection is closed.',
   412: 'A precondition (If-Match, If-Unmodified-Since) failed: the item has changed.',
-  413: 'The body is too large.',
+  413: 'The body is over 1 MiB: refused before it is read, whatever the method.',
+  414: 'The request target (path and query) is over 8 KiB: refused before it reaches the API, so without the headers the API sets (rate limits, a deprecated version\'s notice).',
   415: 'The body is not JSON.',
   422: 'The body is JSON but not valid for this resource.',
   428: 'This change needs If-Match.',
@@ -102,12 +104,22 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   503: 'The service cannot answer now (the database is unavailable or slow).',
 }
 
-/** Statuses any route can answer, whatever it does. */
-const EVERY_ROUTE = [400, 401, 406, 429, 500, 503] as const
-/** Statuses of any unsafe method: a session cookie sent from another site, a token without the `write` scope. */
-const UNSAFE = [403] as const
+/** Statuses any route can answer, whatever it does: 414 for any target, before routing (BEFORE_ROUTING). */
+const EVERY_ROUTE = [400, 401, 406, 414, 429, 500, 503] as const
+/**
+ * Statuses of any unsafe method: a session cookie sent from another site or a token without the
+ * `write` scope (403); a body too large (413) or too slow (408), whatever the route does with it:
+ * Fastify reads a body sent with any of these methods, a DELETE's too.
+ */
+const UNSAFE = [403, 408, 413] as const
 /** Statuses of any route that reads a body. */
-const WITH_BODY = [413, 415, 422] as const
+const WITH_BODY = [415, 422] as const
+
+/**
+ * Statuses the HTTP server answers before a request reaches Fastify (http/server-factory.ts): no
+ * hook has run, so a deprecated version's Deprecation and Sunset are not on them.
+ */
+export const BEFORE_ROUTING: ReadonlySet<number> = new Set([414])
 
 /** Headers an error answer of a status always carries. */
 const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = { 401: ['WWW-Authenticate'], 429: ['Retry-After'], 503: ['Retry-After'] }
@@ -124,7 +136,11 @@ export function errors(statuses: readonly number[], { unsafe = false, body = fal
       .sort((a, b) => a - b)
       .map((status) => [
         status,
-        { ...Type.Ref(ERROR_SCHEMA_ID), description: STATUS_DESCRIPTIONS[status] ?? messageOf(status), headers: headersOf(ERROR_HEADERS[status] ?? []) } as unknown as TSchema,
+        {
+          ...Type.Ref(ERROR_SCHEMA_ID),
+          description: STATUS_DESCRIPTIONS[status] ?? messageOf(status),
+          headers: BEFORE_ROUTING.has(status) ? {} : headersOf(ERROR_HEADERS[status] ?? []),
+        } as unknown as TSchema,
       ]),
   )
 }

@@ -6,9 +6,8 @@ import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
-import { requestedVersion } from '../../src/http/negotiation.js'
 import { migrate } from '../../src/db/migrate.js'
-import { contract, type Contract, type OpenApiDocument } from './contract.js'
+import { checkAnswers } from './contract.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
 
 import type { Test } from 'tap'
@@ -99,6 +98,29 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+/** Problems with answers a service reports one by one; past this, the test has failed enough to say what is wrong. */
+const MAX_REPORTED = 50
+
+/**
+ * Every answer of a test's service is held to the service's OpenAPI document (checkAnswers): one
+ * the document does not describe fails the test running when it is sent, the innermost subtest of
+ * `owner` under way, else `owner` itself.
+ */
+function failRunningTest(owner: Test): (problem: string) => void {
+  const running: Test[] = []
+  owner.beforeEach((test) => void running.push(test))
+  owner.afterEach((test) => {
+    const at = running.lastIndexOf(test)
+    if (at >= 0) running.splice(at, 1)
+  })
+  let reported = 0
+  return (problem) => {
+    if (++reported > MAX_REPORTED) return
+    const more = reported === MAX_REPORTED ? ` (further problems of this service are not reported)` : ''
+    ;(running.at(-1) ?? owner).fail(`The answer is not what the OpenAPI document says: ${problem}${more}`, { diagnostic: false })
+  }
+}
+
 /**
  * The service on a fresh, migrated database of `kind`, with an admin; closed and dropped when `t`
  * ends. `setup` may add routes (a test's own failure cases) before the service listens. The
@@ -106,15 +128,17 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
  * `api.as(...)` or a new user's `api`.
  */
 export async function startApi(
-  t: Pick<Test, 'teardown'>,
+  t: Test,
   kind: DatabaseKind,
   setup?: (app: FastifyInstance) => void,
-  { config, statementTimeoutMs, besides, ...options }: Omit<BuildOptions, 'database'> & {
+  { config, statementTimeoutMs, besides, onContractProblem, ...options }: Omit<BuildOptions, 'database'> & {
     config?: Partial<Config>
     /** PostgreSQL's statement time limit for the service's connections. */
     statementTimeoutMs?: number
     /** A second instance of the service on another's (PostgreSQL) database, as a load balancer would have it. */
     besides?: Api
+    /** What to do with an answer the document does not describe; by default, fail the test that is running. */
+    onContractProblem?: (problem: string) => void
   } = {},
 ): Promise<Api> {
   const database = besides ? { config: besides.databaseConfig, drop: async () => {} } : await createTestDatabase(kind)
@@ -122,7 +146,11 @@ export async function startApi(
   const db = await openDatabase(database.config)
   if (!besides) await migrate(db)
   const app = await buildApp(testConfig({ ...config, database: database.config, migrateOnStart: false }), { ...options, database: db })
+  // Routes `setup` adds are the test's own: no document has them.
+  const own: { method: string; path: RegExp }[] = []
+  app.addHook('onRoute', (route) => void own.push({ method: String(route.method), path: new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+')}$`) }))
   setup?.(app)
+  checkAnswers(app, { report: onContractProblem ?? failRunningTest(t), ignore: (method, path) => own.some((route) => route.method.includes(method) && route.path.test(path)) })
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {
     await app.close()
@@ -140,34 +168,6 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
 type Base = Pick<Api, 'kind' | 'app' | 'db' | 'databaseConfig' | 'origin'> & { adminToken: string }
 
-/** Contracts by document text: services of a test file mostly serve the same documents; each is compiled once. */
-const contracts = new Map<string, Contract>()
-
-/**
- * The version an answer's path is in, and the path as that version names it: `/api/v2/...`, or
- * `/api/...` asked for with a version's vendor type in Accept (routed as `/api/v{n}/...`).
- */
-function versionOf(path: string, accept = ''): { version: number; path: string } | undefined {
-  const versioned = /^\/api\/v(\d+)\//.exec(path)
-  if (versioned) return { version: Number(versioned[1]), path }
-  const version = path.startsWith('/api/') ? requestedVersion(accept) : undefined
-  return version === undefined ? undefined : { version, path: `/api/v${version}${path.slice(4)}` }
-}
-
-/**
- * Every answer a test gets is checked against the service's OpenAPI document: an answer the
- * document does not describe fails the test that asked for it, with what is wrong.
- */
-function checkAnswer(app: FastifyInstance, method: string, accept: string | undefined, url: string, answer: Response): void {
-  const at = versionOf(new URL(url).pathname, accept)
-  const text = at && !at.path.endsWith('/openapi.json') ? app.openapi.get(at.version)?.() : undefined
-  if (!at || text === undefined) return
-  let checked = contracts.get(text)
-  if (!checked) contracts.set(text, (checked = contract(JSON.parse(text) as OpenApiDocument)))
-  const problems = checked.problems({ method, path: at.path, ...answer })
-  if (problems.length > 0) throw new Error(`The answer is not what the OpenAPI document says:\n  ${problems.join('\n  ')}`)
-}
-
 function apiClient(base: Base, credentials: Record<string, string>): Api {
   async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
     const own = Object.keys(options.headers ?? {}).some((h) => /^(authorization|cookie)$/i.test(h))
@@ -181,7 +181,6 @@ function apiClient(base: Base, credentials: Record<string, string>): Api {
     const text = await response.text()
     const type = response.headers.get('content-type') ?? ''
     const answer = { status: response.status, headers: response.headers, text, body: (text && type.includes('json') ? JSON.parse(text) : undefined) as T }
-    checkAnswer(base.app, method.toUpperCase(), Object.entries(headers).find(([name]) => name.toLowerCase() === 'accept')?.[1], response.url, answer)
     return answer
   }
   const { adminToken, ...fields } = base

@@ -1,11 +1,14 @@
 /**
  * The OpenAPI document as a contract in tests: whether an answer is one the document describes
  * (its status documented for the operation, its media type one the status offers, its body valid
- * against that schema, the headers it documents as required present). test/helpers/api.ts checks
- * every answer of the suite with it.
+ * against that schema, the headers it documents as required present), and checkAnswers, which
+ * holds every answer of a test's service to it (test/helpers/api.ts installs it).
  */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { requestedVersion } from '../../src/http/negotiation.js'
 
 /** The parts of an OpenAPI 3.1 document the checks read. */
 export interface OpenApiDocument {
@@ -53,6 +56,8 @@ export interface Exchange {
   /** The parsed body when it was JSON; the text otherwise. */
   body: unknown
   text: string
+  /** The body is not checked: a stream (server-sent events, checked by its status and headers), or one reported already. */
+  skipBody?: boolean
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
@@ -64,12 +69,24 @@ export function operations(document: OpenApiDocument): { path: string; method: s
   )
 }
 
-/** The document's path template for a request path (`/api/v1/products/0190…`), matching `{param}` segments. */
+/** A path segment as the router reads it: percent-decoded, or as it is when it does not decode. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/**
+ * The document's path template for a request path (`/api/v1/products/0190…`): fixed segments as
+ * the router compares them (decoded), a `{param}` segment anything but empty (`/products/` is no item).
+ */
 function templateFor(document: OpenApiDocument, path: string): string | undefined {
   const segments = path.split('/')
   return Object.keys(document.paths).find((template) => {
     const parts = template.split('/')
-    return parts.length === segments.length && parts.every((part, i) => part.startsWith('{') || part === segments[i])
+    return parts.length === segments.length && parts.every((part, i) => (part.startsWith('{') ? segments[i] !== '' : part === decoded(segments[i]!)))
   })
 }
 
@@ -104,7 +121,8 @@ export function contract(document: OpenApiDocument) {
   }
 
   /** What is wrong with an answer of an operation the document has. */
-  function answerProblems(operation: Operation, { method, path, status, headers, body, text }: Exchange): string[] {
+  function answerProblems(operation: Operation, exchange: Exchange): string[] {
+    const { method, path, status, headers, body, text } = exchange
     const at = `${method} ${path} → ${status}`
     const documented = operation.responses[String(status)]
     if (!documented) return [`${at}: status ${status} is not documented (documented: ${Object.keys(operation.responses).join(', ')})`]
@@ -115,7 +133,7 @@ export function contract(document: OpenApiDocument) {
     }
     const type = headers.get('content-type')?.split(';')[0]!.trim().toLowerCase()
     // HEAD answers as GET does, without the body.
-    if (text === '' || method === 'HEAD') return problems
+    if (text === '' || method === 'HEAD' || exchange.skipBody) return problems
     const media = type === undefined ? undefined : response.content?.[type]
     if (!media) {
       problems.push(`${at}: a ${type ?? 'untyped'} body, where the document has ${Object.keys(response.content ?? {}).join(', ') || 'none'}`)
@@ -134,10 +152,149 @@ export function contract(document: OpenApiDocument) {
       const template = templateFor(document, exchange.path)
       const operation = template === undefined ? undefined : document.paths[template]![method.toLowerCase()]
       if (operation) return answerProblems(operation, exchange)
-      // Not an operation: a path or method that does not exist (404, 405), a preflight, a
-      // redirect to the canonical path. Anything else is a route the document leaves out.
-      if (exchange.method === 'OPTIONS' || [404, 405].includes(exchange.status) || (exchange.status >= 300 && exchange.status < 400)) return []
+      // Not an operation: a preflight, a redirect to the canonical path, a refusal (a path or
+      // method that does not exist, a body or target too large whatever the path). Anything else
+      // is a route the document leaves out.
+      if (exchange.method === 'OPTIONS' || (exchange.status >= 300 && exchange.status < 500)) return []
       return [`${exchange.method} ${exchange.path} → ${exchange.status}: not in the document`]
     },
   }
+}
+
+/**
+ * The version an answer's path is in, and the path as that version names it: `/api/v2/...`, or
+ * `/api/...` asked for with a version's vendor type in Accept (routed as `/api/v{n}/...`).
+ */
+export function versionOf(path: string, accept = ''): { version: number; path: string } | undefined {
+  const versioned = /^\/api\/v(\d+)\//.exec(path)
+  if (versioned) return { version: Number(versioned[1]), path }
+  const version = path.startsWith('/api/') ? requestedVersion(accept) : undefined
+  return version === undefined ? undefined : { version, path: `/api/v${version}${path.slice(4)}` }
+}
+
+/** What to do with what is wrong with a service's answers. */
+export interface AnswerChecks {
+  /** Called once per problem, as the answer is sent. */
+  report(problem: string): void
+  /** Requests not to check: routes a test added for itself, which no document has. */
+  ignore?(method: string, path: string): boolean
+}
+
+/** An answer as it went out: status, header fields, the body's text. */
+interface Sent {
+  status: number
+  headers: OutgoingHttpHeaders
+  text: string
+  streamed: boolean
+}
+
+/** Contracts by document text: services of a test file mostly serve the same documents; each is compiled once. */
+const contracts = new Map<string, Contract>()
+
+function contractOf(app: FastifyInstance, version: number): Contract | undefined {
+  const text = app.openapi.get(version)?.()
+  if (text === undefined) return undefined
+  let checked = contracts.get(text)
+  if (!checked) contracts.set(text, (checked = contract(JSON.parse(text) as OpenApiDocument)))
+  return checked
+}
+
+function headersOf(outgoing: OutgoingHttpHeaders): Headers {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(outgoing)) {
+    for (const item of value === undefined ? [] : [value].flat()) headers.append(name, String(item))
+  }
+  return headers
+}
+
+const lowerCased = (fields: object) => Object.fromEntries(Object.entries(fields).map(([name, value]) => [name.toLowerCase(), value as unknown]))
+
+/**
+ * Records a response as it is written: writeHead's status and fields (with those set before), the
+ * chunks of the body, then `done` when it ends, or at writeHead for an event stream, which may never end.
+ */
+function record(response: ServerResponse, head: boolean, done: (sent: Sent) => void): void {
+  const sent: Sent = { status: 200, headers: {}, text: '', streamed: false }
+  const chunks: Buffer[] = []
+  const keep = (chunk: unknown, encoding: unknown) => {
+    if (head || sent.streamed || chunk === undefined || chunk === null || typeof chunk === 'function') return
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array))
+  }
+  const { writeHead, write, end } = response
+  response.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const given = rest.find((arg) => typeof arg === 'object' && arg !== null && !Array.isArray(arg))
+    Object.assign(sent, { status, headers: { ...this.getHeaders(), ...lowerCased(given ?? {}) } })
+    sent.streamed = /^text\/event-stream/i.test(String(sent.headers['content-type'] ?? ''))
+    if (sent.streamed) done(sent)
+    return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest)
+  } as ServerResponse['writeHead']
+  response.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    keep(chunk, rest[0])
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest)
+  } as ServerResponse['write']
+  let ended = false
+  response.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+    keep(chunk, rest[0])
+    // Writes the head first when nothing has (Node calls writeHead itself then).
+    const result = (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest)
+    if (!ended && !sent.streamed) done({ ...sent, text: Buffer.concat(chunks).toString('utf8') })
+    ended = true
+    return result
+  } as ServerResponse['end']
+}
+
+/** The parsed JSON of a JSON body; undefined otherwise, and for JSON that does not parse. */
+function jsonOf(sent: Sent): { body?: unknown; problem?: string } {
+  if (sent.text === '' || !/json/i.test(String(sent.headers['content-type'] ?? ''))) return {}
+  try {
+    return { body: JSON.parse(sent.text) }
+  } catch {
+    return { problem: 'a JSON content type on a body that is not JSON' }
+  }
+}
+
+/**
+ * Holds every answer `app` gives under `/api/` to its own OpenAPI document, whoever asked: a
+ * client over HTTP (fetch, a raw socket, the test clients), or `app.inject`. Each problem goes to
+ * `checks.report` as the answer is sent. Answers Node gives without a request (a request line it
+ * cannot parse, CONNECT) and requests without Host (which name no resource, RFC 9112 §3.2) are
+ * not checked.
+ */
+export function checkAnswers(app: FastifyInstance, checks: AnswerChecks): void {
+  /** The exchange to check for a request, or undefined when it is none of the document's. */
+  const exchangeOf = (method: string, target: string, accept: string | undefined) => {
+    if (!target.startsWith('/')) return undefined
+    const path = target.split('?', 1)[0]!
+    const at = versionOf(path, accept)
+    if (!at || at.path.endsWith('/openapi.json') || checks.ignore?.(method, path)) return undefined
+    const contract = contractOf(app, at.version)
+    return contract && { contract, method, path: at.path }
+  }
+  const check = ({ contract, method, path }: NonNullable<ReturnType<typeof exchangeOf>>, sent: Sent) => {
+    const { body, problem } = jsonOf(sent)
+    if (problem) checks.report(`${method} ${path} → ${sent.status}: ${problem}`)
+    const skipBody = sent.streamed || problem !== undefined
+    for (const found of contract.problems({ method, path, status: sent.status, headers: headersOf(sent.headers), body, text: sent.text, skipBody })) checks.report(found)
+  }
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    const exchange = request.headers.host === undefined ? undefined : exchangeOf(request.method ?? 'GET', request.url ?? '', request.headers.accept)
+    if (exchange) record(response, request.method === 'HEAD', (sent) => check(exchange, sent))
+  })
+  const inject = app.inject.bind(app)
+  // Requests as options (a URL or its parts), answered by a promise: what the tests send.
+  app.inject = ((options?: string | InjectOptions, callback?: unknown) => {
+    if (options === undefined || callback !== undefined) return (inject as (...args: unknown[]) => unknown)(options, callback)
+    const { method = 'GET', headers = {} } = typeof options === 'string' ? {} : options
+    const exchange = exchangeOf(method.toUpperCase(), typeof options === 'string' ? options : targetOf(options), lowerCased(headers).accept as string | undefined)
+    return inject(options).then((response) => {
+      if (exchange) check(exchange, { status: response.statusCode, headers: response.headers, text: response.payload, streamed: false })
+      return response
+    })
+  }) as FastifyInstance['inject']
+}
+
+/** An injected request's target: its URL, or the path of its parts. */
+const targetOf = (options: InjectOptions) => {
+  const target = options.url ?? options.path ?? '/'
+  return typeof target === 'string' ? target : target.pathname
 }
