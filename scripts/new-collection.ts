@@ -31,11 +31,14 @@ export const MAX_NAME_LENGTH = 40
 const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$|^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/
 const MODEL = /^[A-Z][A-Za-z0-9]*$/
 
-/** Words the export (`giftCards`) or the model may not be: JavaScript's reserved words in a module, and Prisma's own names. */
+/**
+ * Words the export (`giftCards`) or the model may not be: JavaScript's reserved words in a module,
+ * Prisma's own names, and what the generated schema file imports.
+ */
 const RESERVED = new Set(
   ('arguments await break case catch class const continue debugger default delete do else enum eval export extends false finally for ' +
     'function if implements import in instanceof interface let new null package private protected public return static super switch ' +
-    'this throw true try typeof var void while with yield Prisma PrismaClient').split(' '),
+    'this throw true try typeof var void while with yield Prisma PrismaClient Type Static Nullable ServerFields').split(' '),
 )
 
 const USAGE = 'usage: npm run new:collection -- <name> [--model <Model>] [--root <dir>], <name> the plural in lower case (gift-cards or gift_cards)'
@@ -140,6 +143,7 @@ interface PlannedFile {
 
 /** `src/collections/index.ts` with the collection imported and appended to shopCollections. */
 export function registered(source: string, names: Names): string {
+  if (new RegExp(`\\b${names.variable}\\b`).test(source)) throw new Refusal(`${names.path} exists already: ${names.variable} in src/collections/index.ts`)
   const lines = source.split('\n')
   const from = `./${names.path}/index.js`
   const importLine = `import { ${names.variable} } from '${from}'`

@@ -92,6 +92,7 @@ t.test('a malformed name is refused with one line and exit code 2, and nothing c
     [['gift-cards', '--model', 'giftCard'], /--model "giftCard" is not a model name/],
     [['arguments'], /arguments is a reserved word/],
     [['prisma-clients'], /PrismaClient is a reserved word/],
+    [['types'], /Type is a reserved word/],
   ]
   for (const [args, message] of cases) refused(t, args, message)
   t.same(fingerprint(root), before, 'no file was written or changed')
@@ -112,6 +113,7 @@ t.test('a name the project has is refused, and nothing changes', async (t) => {
     [['product_status'], /the type product_status \(enum ProductStatus\)/],
     [['catalogue-items', '--model', 'Product'], /the model Product in prisma\/schema\.prisma/],
     [['order-states', '--model', 'OrderStatus'], /the enum OrderStatus in prisma\/schema\.prisma/],
+    [['api-versions'], /api-versions exists already: apiVersions in src\/collections\/index\.ts/],
   ]
   for (const [args, message] of cases) refused(t, args, message)
   t.same(fingerprint(root), before, 'no file was written or changed')
