@@ -1,36 +1,64 @@
-# syntax=docker/dockerfile:1
-# Multi-stage build: compile with dev dependencies, run with production ones only, as a non-root user.
+# The service's image: built in two stages on node:24-bookworm-slim, run as the unprivileged user
+# `node` (uid 1000). docs/how-to/deploy.md says how to build it, run it and migrate with it.
+#
+# The build needs the npm registry and Debian's mirror, nothing else: npm ci runs no dependency's
+# install script, the Prisma client is generated offline, tsc compiles. The one download from
+# elsewhere, Prisma's schema engine for `prisma migrate deploy`, may fail without failing the build
+# (build argument SCHEMA_ENGINE, deploy/image/schema-engine.sh): the image's `migrate` command
+# then applies the migrations with the service's own runner. The build log says which it got.
 
-FROM node:24-bookworm-slim AS build
+FROM node:24-bookworm-slim AS base
+# Prisma chooses its schema engine by the libssl it finds, and the engine links it; the slim image
+# has none. (Node itself carries its own OpenSSL.)
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libssl3 >/dev/null \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+# No update notices, no telemetry: nothing phones out from the build or from the running image.
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_FUND=false \
+    NPM_CONFIG_AUDIT=false \
+    PRISMA_HIDE_UPDATE_MESSAGE=1 \
+    CHECKPOINT_DISABLE=1
 WORKDIR /app
+
+FROM base AS build
 COPY package.json package-lock.json ./
-COPY scripts ./scripts
-COPY prisma ./prisma
+# Dependencies' install scripts stay off (none is needed; the project allows none), so the build does
+# the same with any npm version.
+RUN npm ci --ignore-scripts
 COPY prisma.config.ts ./
-# `prepare` generates the Prisma client.
-RUN npm ci
+COPY prisma ./prisma
+COPY scripts/prisma-generate.mjs ./scripts/
+RUN node scripts/prisma-generate.mjs
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --ignore-scripts
+ARG SCHEMA_ENGINE=auto
+ARG PRISMA_ENGINES_MIRROR=
+COPY deploy/image/schema-engine.sh ./deploy/image/
+RUN sh deploy/image/schema-engine.sh
 
-FROM node:24-bookworm-slim AS runtime
+FROM base AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/app/data
-WORKDIR /app
-COPY --from=build --chown=node:node /app/package.json ./
-COPY --from=build --chown=node:node /app/node_modules ./node_modules
-COPY --from=build --chown=node:node /app/dist ./dist
-COPY --from=build --chown=node:node /app/prisma ./prisma
-COPY --from=build --chown=node:node /app/prisma.config.ts ./
-RUN mkdir -p /app/data && chown node:node /app/data
-USER node
+# The code belongs to root and is read-only to the service; only DATA_DIR (the embedded database,
+# when there is no DATABASE_URL) is the service's to write.
+COPY --from=build /app/package.json /app/prisma.config.ts ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/prisma ./prisma
+COPY deploy/image/migrate.sh /usr/local/bin/migrate
+RUN chmod 755 /usr/local/bin/migrate && mkdir -p /app/data && chown 1000:1000 /app/data
+# Numeric, so that Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
 EXPOSE 3000
-# Migrations are applied once the service listens (MIGRATE_ON_START, under an advisory lock, so
-# replicas starting together are safe); /readyz answers 503 until they are done. To migrate as a
-# separate step instead, run `node dist/cli/migrate.js` (or `prisma migrate deploy`) and set
-# MIGRATE_ON_START=false. The health check is readiness: started, migrated, database reachable.
+# Migrations: `migrate` (prisma migrate deploy, or the service's runner without the schema engine)
+# as a step before the service starts, with MIGRATE_ON_START=false; or, by default, the service
+# applies them itself when it starts, under the advisory lock, so replicas starting together are
+# safe. The health check is readiness (/readyz): started, migrated, database reachable, not
+# shutting down; 503 until then.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/server.js"]
