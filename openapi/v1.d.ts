@@ -1319,6 +1319,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1334,6 +1335,7 @@ export interface components {
                 "WWW-Authenticate": string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1345,8 +1347,11 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description The authentication challenge (RFC 6750). */
+                "WWW-Authenticate"?: string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1360,6 +1365,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1373,6 +1379,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1386,19 +1393,23 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request conflicts with the current state: a duplicate value, a state move, a key in use. */
+        /** @description The request conflicts with the current state: a duplicate value, a state move, an Idempotency-Key in use (with Retry-After). */
         Conflict: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
+                "Retry-After"?: string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1412,6 +1423,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1425,6 +1437,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1438,6 +1451,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1458,8 +1472,11 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description The media types a PATCH takes (RFC 5789 §3.1). */
+                "Accept-Patch"?: string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1473,6 +1490,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1486,6 +1504,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1497,10 +1516,11 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                /** @description Seconds to wait before trying again. */
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
                 "Retry-After": string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1514,6 +1534,7 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1525,10 +1546,11 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                /** @description Seconds to wait before trying again. */
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
                 "Retry-After": string;
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
                 [name: string]: unknown;
             };
             content: {
@@ -1547,6 +1569,8 @@ export interface components {
         Deprecation: string;
         /** @description On a deprecated version: when it stops being served (RFC 8594). */
         Sunset: string;
+        /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+        Link: string;
     };
     pathItems: never;
 }
@@ -1579,8 +1603,11 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
                     Location: string;
+                    /** @description The session cookie (HttpOnly, SameSite=Lax, Path=/api): set on sign-in, cleared (expired) on sign-out. */
+                    "Set-Cookie": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1618,6 +1645,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1649,8 +1677,11 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The session cookie (HttpOnly, SameSite=Lax, Path=/api): set on sign-in, cleared (expired) on sign-out. */
+                    "Set-Cookie": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1684,6 +1715,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1749,6 +1781,7 @@ export interface operations {
                     Location: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1789,6 +1822,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1818,19 +1852,21 @@ export interface operations {
                 /** @description Events per page. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description On a stream: the id of the last event received, which a reconnecting EventSource sends; it wins over `after`. Empty: as if absent. */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Events after `after`, oldest first; Link rel="next" resumes after the last. */
+            /** @description Events after `after`, oldest first; on a page, Link rel="next" resumes after the last. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
@@ -1918,8 +1954,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -1942,6 +1977,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1988,6 +2024,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2042,6 +2079,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2060,6 +2098,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2106,8 +2145,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2155,6 +2197,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2205,8 +2248,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2369,8 +2415,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2393,6 +2438,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2438,6 +2484,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2492,6 +2539,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2510,6 +2558,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2555,8 +2604,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2604,6 +2656,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2654,8 +2707,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2751,8 +2807,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2775,6 +2830,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2824,6 +2880,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2880,6 +2937,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2898,6 +2956,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2945,8 +3004,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2996,6 +3058,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3048,8 +3111,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,8 +3226,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3184,6 +3249,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3230,6 +3296,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3284,6 +3351,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3302,6 +3370,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3348,8 +3417,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +3470,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3449,8 +3522,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3547,8 +3623,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3571,6 +3646,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3621,6 +3697,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3677,6 +3754,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3695,6 +3773,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3743,8 +3822,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3794,6 +3876,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3846,8 +3929,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,8 +4018,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3956,6 +4041,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4002,6 +4088,7 @@ export interface operations {
                     "Idempotent-Replayed"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,6 +4143,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4074,6 +4162,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4120,8 +4209,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4169,6 +4261,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4219,8 +4312,11 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4306,8 +4402,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -4330,6 +4425,7 @@ export interface operations {
                     ETag: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4378,6 +4474,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,6 +4493,7 @@ export interface operations {
                     "Last-Modified": string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -1335,6 +1335,8 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description The authentication challenge (RFC 6750). */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1374,11 +1376,13 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request conflicts with the current state: a duplicate value, a state move, a key in use. */
+        /** @description The request conflicts with the current state: a duplicate value, a state move, an Idempotency-Key in use (with Retry-After). */
         Conflict: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
+                "Retry-After"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1432,6 +1436,8 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description The media types a PATCH takes (RFC 5789 §3.1). */
+                "Accept-Patch"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1465,7 +1471,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                /** @description Seconds to wait before trying again. */
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
                 "Retry-After": string;
                 [name: string]: unknown;
             };
@@ -1489,7 +1495,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                /** @description Seconds to wait before trying again. */
+                /** @description Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished). */
                 "Retry-After": string;
                 [name: string]: unknown;
             };
@@ -1537,6 +1543,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
                     Location: string;
+                    /** @description The session cookie (HttpOnly, SameSite=Lax, Path=/api): set on sign-in, cleared (expired) on sign-out. */
+                    "Set-Cookie": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1603,6 +1611,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The session cookie (HttpOnly, SameSite=Lax, Path=/api): set on sign-in, cleared (expired) on sign-out. */
+                    "Set-Cookie": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1764,19 +1774,22 @@ export interface operations {
                 /** @description Events per page. */
                 size?: number;
             };
-            header?: never;
+            header?: {
+                /** @description On a stream: the id of the last event received, which a reconnecting EventSource sends; it wins over `after`. Empty: as if absent. */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Events after `after`, oldest first; Link rel="next" resumes after the last. */
+            /** @description Events after `after`, oldest first; on a page, Link rel="next" resumes after the last. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
-                    Link: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1862,7 +1875,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -2040,6 +2053,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2135,6 +2150,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2297,7 +2314,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -2473,6 +2490,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2568,6 +2587,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2663,7 +2684,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -2847,6 +2868,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2946,6 +2969,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3056,7 +3081,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -3234,6 +3259,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3331,6 +3358,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3427,7 +3456,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -3613,6 +3642,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3712,6 +3743,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3796,7 +3829,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
@@ -3974,6 +4007,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4069,6 +4104,8 @@ export interface operations {
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
                     "Last-Modified": string;
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4154,7 +4191,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
-                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the successor version. */
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
                     Link: string;
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;

@@ -75,7 +75,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
     tags, operationId: 'signIn', summary: 'Sign in: a session cookie for the account', security: [],
     description: 'Anyone may call this. Failed sign-ins are throttled per account and per address (429 with Retry-After); an unknown email and a wrong password get the same answer.',
     body: SignIn,
-    response: { 201: success('Signed in; the cookie is set.', Type.Ref(SESSION_SCHEMA_ID), ['Location']) },
+    response: { 201: success('Signed in; the cookie is set.', Type.Ref(SESSION_SCHEMA_ID), ['Location', 'Set-Cookie']) },
   }
   const current = {
     tags, operationId: 'getSession', summary: 'The session this request was made with', security: [{ session: [] }],
@@ -85,7 +85,7 @@ export function registerSessions(app: FastifyInstance, store: Accounts, config: 
   const signOut = {
     tags, operationId: 'signOut', summary: 'Sign out: end the session this request was made with', security: [{ session: [] }],
     description: 'A caller with a session cookie: the session ends at once and the cookie is cleared.',
-    response: { 204: noBody('Signed out; the cookie is cleared.') },
+    response: { 204: noBody('Signed out; the cookie is cleared.', ['Set-Cookie']) },
   }
 
   app.post<{ Body: Static<typeof SignIn> }>('/sessions', { preValidation: requireBody, schema: signIn, config: { document: { responses: errors([], { unsafe: true, body: true }) } } }, async (request, reply) => {

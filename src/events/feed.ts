@@ -19,6 +19,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.j
 import { MAX_FILTER_LENGTH } from '../resources/list-query/values.js'
 import { EventId, Id, Int32, MAX_EVENT_ID, Timestamp } from '../resources/schema-types.js'
 import { REQUIRED_AUTH } from '../openapi/document.js'
+import { requestHeaders } from '../openapi/request-headers.js'
 import { errors, success } from '../openapi/responses.js'
 
 const PARAMETERS = new Set(['after', 'type', 'collection', 'size'])
@@ -115,7 +116,8 @@ function lastEventId(request: FastifyRequest): number | undefined {
 export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: EventStreams): void {
   app.addSchema({ ...Event, $id: EVENT_SCHEMA_ID })
   const page = Type.Array(Type.Ref(EVENT_SCHEMA_ID), { maxItems: MAX_PAGE_SIZE })
-  const answer = success('Events after `after`, oldest first; Link rel="next" resumes after the last.', page, ['Link'])
+  // Link only on a page: a stream resumes by its events' ids.
+  const answer = success('Events after `after`, oldest first; on a page, Link rel="next" resumes after the last.', page, ['Link?'])
   const schema = {
     tags: ['events'], operationId: 'listEvents', summary: 'The change feed: a page of events, or a stream (Accept: text/event-stream)', security: REQUIRED_AUTH,
     description: 'Admins only. Events after `after` (an id, or Last-Event-ID on a stream), oldest first, filtered by type and collection; 410 when `after` is older than the retention.',
@@ -136,7 +138,7 @@ export function registerEventFeed(app: FastifyInstance, log: EventLog, streams: 
     collection: Type.Optional(Type.String({ pattern: listOf(COLLECTION), maxLength: MAX_FILTER_LENGTH, description: 'Collections, comma-separated.' })),
     size: Type.Optional(Int32({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Events per page.' })),
   })
-  const document = { querystring: query, responses: { ...errors([403, 410]), 200: documented } }
+  const document = { querystring: query, headers: requestHeaders(['Last-Event-ID']), responses: { ...errors([403, 410]), 200: documented } }
   app.get('/events', { config: { mediaTypes: [EVENT_STREAM], document }, schema }, async (request: FastifyRequest, reply) => {
     authorize('admin', request.caller, 'read the events')
     const raw = request.query as RawQuery

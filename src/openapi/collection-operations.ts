@@ -129,7 +129,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       security: security(access.update),
       consumes,
       body,
-      response: { 200: success('The item as it is now.', item, ['ETag', 'Last-Modified']) },
+      response: { 200: success('The item as it is now.', item, ['ETag', 'Last-Modified', 'Content-Location']) },
     }, onChange, errors(changeErrors, { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => ({

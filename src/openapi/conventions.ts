@@ -1,7 +1,8 @@
 /**
  * What every operation of a version has in common, added to the generated document in one pass
  * (@fastify/swagger's `transformObject`) rather than repeated on each route: the version's vendor
- * media type beside JSON, shared error answers, required headers, and a deprecated version's notice.
+ * media type beside JSON, shared error answers, required headers, and a deprecated version's notice
+ * (Deprecation, Sunset, Link to the successor).
  */
 import { STATUS_CODES } from 'node:http'
 import type { ApiVersion } from '../http/versioning.js'
@@ -40,18 +41,18 @@ function withVendorType(content: Content | undefined, version: number): void {
   if (json) content[vendorType(version)] = json
 }
 
-/** Headers every answer may carry, shared as `#/components/headers/RateLimit`... */
-const SHARED_HEADERS: ReadonlySet<string> = new Set(['RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset'])
+/** Headers every answer may carry, shared as `#/components/headers/RateLimit`... (and a deprecated version's notice). */
+const SHARED_HEADERS: ReadonlySet<string> = new Set(['RateLimit', 'RateLimit-Policy'])
 
 /** `x-required` on a header's schema (responses.ts) as the header's `required`; shared headers as references. */
-function finishHeaders(response: Response, shared: Record<string, Header>): void {
+function finishHeaders(response: Response, shared: Record<string, Header>, notice: Record<string, Header>): void {
   for (const [name, header] of Object.entries(response.headers ?? {})) {
     if ('$ref' in header) continue
     if (header.schema[REQUIRED_HEADER]) {
       delete header.schema[REQUIRED_HEADER]
       header.required = true
     }
-    if (SHARED_HEADERS.has(name)) {
+    if (SHARED_HEADERS.has(name) || name in notice) {
       shared[name] ??= header
       response.headers![name] = { $ref: `#/components/headers/${name}` }
     }
@@ -63,11 +64,13 @@ export function finishDocument<T>(generated: T, version: ApiVersion): T {
   // Error answers by status, shared as `#/components/responses/NotFound`...
   const shared = new Map<number, Response>()
   const headers: Record<string, Header> = {}
-  // Every answer of a deprecated version says so (versioning.ts).
+  // Every answer of a deprecated version says so (versioning.ts), and links the same resource in
+  // its successor: a list's paging links are in the same Link field.
   const notice: Record<string, Header> = {}
   if (version.deprecation) {
     notice.Deprecation = { schema: { type: 'string' }, description: HEADERS.Deprecation.description, required: true }
     if (version.sunset) notice.Sunset = { schema: { type: 'string' }, description: HEADERS.Sunset.description, required: true }
+    notice.Link = { schema: { type: 'string' }, description: HEADERS.Link.description, required: true }
   }
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {
@@ -76,7 +79,7 @@ export function finishDocument<T>(generated: T, version: ApiVersion): T {
       for (const [status, answer] of Object.entries(operation.responses)) {
         if ('$ref' in answer) continue
         if (!BEFORE_ROUTING.has(Number(status))) answer.headers = { ...answer.headers, ...notice }
-        finishHeaders(answer, headers)
+        finishHeaders(answer, headers, notice)
         if (Number(status) >= 400) {
           // Errors are JSON whatever was asked for, and the same for every operation.
           answer.content = { [JSON_MEDIA_TYPE]: answer.content![JSON_MEDIA_TYPE]! }

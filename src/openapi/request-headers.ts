@@ -1,7 +1,8 @@
 /**
  * The request headers the service reads, as the document's header parameters: conditional
- * requests (http/conditional.ts), Idempotency-Key (http/idempotency.ts) and Prefer
- * (http/prefer.ts). Doc-only: the hooks and handlers read the headers themselves.
+ * requests (http/conditional.ts), Idempotency-Key (http/idempotency.ts), Prefer
+ * (http/prefer.ts) and Last-Event-ID (events/feed.ts). Doc-only: the hooks and handlers read the
+ * headers themselves.
  */
 import { MAX_KEY_LENGTH } from '../http/idempotency.js'
 
@@ -22,6 +23,10 @@ export const REQUEST_HEADERS = {
     'A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice.',
   ),
   Prefer: header({ type: 'string', maxLength: 1024 }, '`count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too.'),
+  'Last-Event-ID': header(
+    { type: 'string', maxLength: 16, pattern: '^[0-9]*$' },
+    'On a stream: the id of the last event received, which a reconnecting EventSource sends; it wins over `after`. Empty: as if absent.',
+  ),
 } as const
 
 type Name = keyof typeof REQUEST_HEADERS

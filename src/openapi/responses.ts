@@ -37,15 +37,18 @@ export const HEADERS = {
   ETag: header("The representation's entity tag, for If-None-Match and If-Match."),
   'Last-Modified': header("When the item last changed, for If-Modified-Since and If-Unmodified-Since."),
   Location: header('The URL of the created item.'),
-  Link: header('Paging links (first, prev, next, last) and, on a deprecated version, the successor version.'),
+  'Content-Location': header('The URL of the item: the body is its representation as it is now (RFC 9110 §8.7).'),
+  'Set-Cookie': header('The session cookie (HttpOnly, SameSite=Lax, Path=/api): set on sign-in, cleared (expired) on sign-out.'),
+  Link: header('Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version").'),
   'X-Total-Count': header('How many items match, when at most COUNT_LIMIT do or the count is exact.', Type.String({ pattern: '^[0-9]+$' })),
   'Preference-Applied': header('`count=exact` when the total was counted in full as Prefer asked.'),
   RateLimit: header('What is left of the quota and when it refills (draft-ietf-httpapi-ratelimit-headers).'),
   'RateLimit-Policy': header('The quota and its window.'),
-  'Retry-After': header('Seconds to wait before trying again.', Type.String({ pattern: '^[0-9]+$' })),
+  'Retry-After': header('Seconds to wait before trying again (a 409: until the request with the same Idempotency-Key may have finished).', Type.String({ pattern: '^[0-9]+$' })),
   Deprecation: header('On a deprecated version: when it was deprecated (RFC 9745).'),
   Sunset: header('On a deprecated version: when it stops being served (RFC 8594).'),
   Allow: header('The methods the resource supports.'),
+  'Accept-Patch': header('The media types a PATCH takes (RFC 5789 §3.1).'),
   'WWW-Authenticate': header('The authentication challenge (RFC 6750).'),
   'Idempotent-Replayed': header('`true` when this answer replays the first answer to the same Idempotency-Key.'),
 } as const
@@ -90,7 +93,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   403: 'The caller may not do this: a role or token scope it lacks, or a session cookie sent from another site.',
   404: 'Nothing exists at this path, or the caller may not see it.',
   406: 'The Accept header admits no JSON type, or names a version that does not exist.',
-  409: 'The request conflicts with the current state: a duplicate value, a state move, a key in use.',
+  409: 'The request conflicts with the current state: a duplicate value, a state move, an Idempotency-Key in use (with Retry-After).',
   410: 'What was asked for is no longer kept.',
   408: 'The request body did not all arrive in time; the connection is closed.',
   412: 'A precondition (If-Match, If-Unmodified-Since) failed: the item has changed.',
@@ -121,8 +124,18 @@ const WITH_BODY = [415, 422] as const
  */
 export const BEFORE_ROUTING: ReadonlySet<number> = new Set([414])
 
-/** Headers an error answer of a status always carries. */
-const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = { 401: ['WWW-Authenticate'], 429: ['Retry-After'], 503: ['Retry-After'] }
+/**
+ * Headers an error answer of a status carries: always, or (`?`) for some causes: a 403 for a
+ * token's missing scope (RFC 6750 §3.1), a 409 for an Idempotency-Key still in use, a PATCH's 415.
+ */
+const ERROR_HEADERS: Partial<Record<number, HeaderUse[]>> = {
+  401: ['WWW-Authenticate'],
+  403: ['WWW-Authenticate?'],
+  409: ['Retry-After?'],
+  415: ['Accept-Patch?'],
+  429: ['Retry-After'],
+  503: ['Retry-After'],
+}
 
 /**
  * The error answers of a route: those of every route, of an unsafe method and of a body if it
