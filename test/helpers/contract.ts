@@ -128,12 +128,23 @@ export function contract(document: OpenApiDocument) {
     if (!documented) return [`${at}: status ${status} is not documented (documented: ${Object.keys(operation.responses).join(', ')})`]
     const response = resolve<DocumentedResponse>(documented)
     const problems: string[] = []
-    for (const [name, header] of Object.entries(response.headers ?? {})) {
-      if (resolve<DocumentedHeader>(header).required && !headers.has(name)) problems.push(`${at}: header ${name} is missing`)
+    for (const [name, reference] of Object.entries(response.headers ?? {})) {
+      const header = resolve<DocumentedHeader>(reference)
+      const value = headers.get(name)
+      if (value === null) {
+        if (header.required) problems.push(`${at}: header ${name} is missing`)
+      } else if (header.schema && !validatorOf(header.schema)(value)) {
+        problems.push(`${at}: header ${name} ${JSON.stringify(value)} is not as its schema says (${JSON.stringify(header.schema)})`)
+      }
     }
     const type = headers.get('content-type')?.split(';')[0]!.trim().toLowerCase()
     // HEAD answers as GET does, without the body.
-    if (text === '' || method === 'HEAD' || exchange.skipBody) return problems
+    if (method === 'HEAD' || exchange.skipBody) return problems
+    if (text === '') {
+      // 204 and 304 have no content in the document: an empty body is theirs.
+      if (response.content) problems.push(`${at}: an empty body, where the document has ${Object.keys(response.content).join(', ')}`)
+      return problems
+    }
     const media = type === undefined ? undefined : response.content?.[type]
     if (!media) {
       problems.push(`${at}: a ${type ?? 'untyped'} body, where the document has ${Object.keys(response.content ?? {}).join(', ') || 'none'}`)

@@ -8,11 +8,13 @@ import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 
 /** What a request's `x-test-fault` header makes the service do wrong, after the service made its answer. */
-const FAULTS: Record<string, (payload: unknown) => { status?: number; drop?: string; payload?: string }> = {
-  status: () => ({ status: 202 }),
-  header: () => ({ drop: 'etag' }),
-  body: () => ({ payload: JSON.stringify([{ id: 1 }]) }),
-  'not-json': () => ({ payload: '{"id":' }),
+const FAULTS: Record<string, { status?: number; drop?: string; set?: [string, string]; payload?: string }> = {
+  status: { status: 202 },
+  header: { drop: 'etag' },
+  'header-value': { set: ['x-total-count', 'many'] },
+  body: { payload: JSON.stringify([{ id: 1 }]) },
+  'not-json': { payload: '{"id":' },
+  empty: { payload: '' },
 }
 
 /** One problem, and what it says. */
@@ -25,9 +27,10 @@ t.test('a wrong answer is reported, whoever asked for it', async (t) => {
   const problems: string[] = []
   const api = await startApi(t, databaseKinds()[0]!, (app) => {
     app.addHook('onSend', (request, reply, payload, done) => {
-      const fault = FAULTS[String(request.headers['x-test-fault'])]?.(payload)
+      const fault = FAULTS[String(request.headers['x-test-fault'])]
       if (fault?.status) reply.code(fault.status)
       if (fault?.drop) reply.removeHeader(fault.drop)
+      if (fault?.set) reply.header(...fault.set)
       done(null, fault?.payload ?? payload)
     })
     // An event stream writes its head itself (events/stream.ts): it answers 203 instead.
@@ -64,6 +67,8 @@ t.test('a wrong answer is reported, whoever asked for it', async (t) => {
     reportsOne(t, await reported(() => fetch(`${api.origin}/api/v2/products/${product}`, { headers: fault('header') })), /→ 200: header ETag is missing/)
     reportsOne(t, await reported(() => fetch(`${api.origin}/api/v2/products`, { headers: fault('body') })), /→ 200: body body\/0 must have required property/)
     reportsOne(t, await reported(() => fetch(`${api.origin}/api/v2/products`, { headers: fault('not-json') })), /→ 200: a JSON content type on a body that is not JSON/)
+    reportsOne(t, await reported(() => fetch(`${api.origin}/api/v2/products`, { headers: fault('empty') })), /→ 200: an empty body, where the document has application\/json/)
+    reportsOne(t, await reported(() => fetch(`${api.origin}/api/v2/products`, { headers: fault('header-value') })), /→ 200: header X-Total-Count "many" is not as its schema says/)
   })
 
   t.test('through app.inject', async (t) => {
