@@ -19,6 +19,8 @@ export interface Example {
   /** Where `expected` is in the page (lines, from 1), to rewrite it. */
   expectedLines?: [number, number]
   commandLines: [number, number]
+  /** The answer comes from work done after the request (the webhook worker's round): ask until it does. */
+  retry: boolean
 }
 
 export interface Page {
@@ -30,6 +32,7 @@ export interface Page {
 /** Commands that set up or run the service itself: the runner does that, so such blocks are not examples. */
 const SETUP = /(^|[\s;&|(])(npm|npx|node|docker|git|cd|psql|pg_ctlcluster)(\s|$)/m
 const SKIP = '<!-- examples: skip -->'
+const RETRY = '<!-- examples: retry -->'
 
 interface Block {
   lang: string
@@ -79,6 +82,7 @@ export function pageOf(markdown: string): Page {
       line: block.from,
       command: block.body,
       commandLines: [block.from, block.to],
+      retry: block.before === RETRY,
       ...(adjacent ? { expected: next.body, expectedLines: [next.from, next.to] as [number, number] } : {}),
     })
   })
