@@ -606,6 +606,10 @@ export interface components {
             item_id: string;
             /** Format: date-time */
             occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in (an open registration).
+             */
             actor_id: string | null;
             data: {
                 [key: string]: unknown;
@@ -1095,13 +1099,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
             description: string | null;
@@ -1126,13 +1124,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
         };
@@ -1143,13 +1135,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             /** @default true */
@@ -1165,13 +1151,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
             description: string | null;
@@ -1196,13 +1176,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             active?: boolean | null;
@@ -1228,13 +1202,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url?: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events?: string[];
+            events?: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             active?: boolean | null;
@@ -1275,41 +1243,31 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        WebhookDeliverySummary: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            webhook_id: string;
+        SignIn: {
+            email: string;
+            password: string;
+        };
+        TokenCreate: {
+            name: string;
             /**
-             * Format: int64
-             * @description The event's id in the feed: the `webhook-id` of every attempt.
+             * @default [
+             *       "read"
+             *     ]
              */
-            event_id: number;
-            event_type: string;
-            /**
-             * @description pending until an attempt succeeds (a 2xx), or until 8 attempts have failed.
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed";
-            /** Format: int32 */
-            attempts: number;
+            scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @description The receiver's status code at the last attempt, as it sent it (three digits, not always 100-599); null when it did not answer.
+             * @default 30
              */
-            last_status: number | null;
-            /** @description Why the last attempt failed. */
-            last_error: string | null;
-            /**
-             * Format: date-time
-             * @description When it is attempted next, while pending.
-             */
-            next_attempt_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
+            expires_in_days?: number;
         };
+        /**
+         * @example [
+         *       "orders.*",
+         *       "products.updated"
+         *     ]
+         */
+        WebhookEvents: string[];
     };
     responses: {
         /** @description The request could not be read, or a parameter is not valid. */
@@ -1585,14 +1543,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    email: string;
-                    password: string;
-                };
-                "application/vnd.resourceful.v1+json": {
-                    email: string;
-                    password: string;
-                };
+                "application/json": components["schemas"]["SignIn"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["SignIn"];
             };
         };
         responses: {
@@ -1741,34 +1693,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /**
-                     * @default [
-                     *       "read"
-                     *     ]
-                     */
-                    scopes?: ("read" | "write")[];
-                    /**
-                     * Format: int32
-                     * @default 30
-                     */
-                    expires_in_days?: number;
-                };
-                "application/vnd.resourceful.v1+json": {
-                    name: string;
-                    /**
-                     * @default [
-                     *       "read"
-                     *     ]
-                     */
-                    scopes?: ("read" | "write")[];
-                    /**
-                     * Format: int32
-                     * @default 30
-                     */
-                    expires_in_days?: number;
-                };
+                "application/json": components["schemas"]["TokenCreate"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["TokenCreate"];
             };
         };
         responses: {
@@ -4412,8 +4338,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookDeliverySummary"][];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["WebhookDeliverySummary"][];
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["WebhookDelivery"][];
                 };
             };
             /** @description Not modified: the If-None-Match tag is current. */

@@ -561,6 +561,10 @@ export interface components {
             item_id: string;
             /** Format: date-time */
             occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in (an open registration).
+             */
             actor_id: string | null;
             data: {
                 [key: string]: unknown;
@@ -653,18 +657,8 @@ export interface components {
              * @example CUP-090
              */
             sku: string;
-            price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
-            cost?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            } | null;
+            price: components["schemas"]["Money"];
+            cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
              * @example 40
@@ -699,12 +693,7 @@ export interface components {
              * @example CUP-090
              */
             sku: string;
-            price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            price: components["schemas"]["Money"];
             /** @enum {string} */
             status: "draft" | "active" | "archived";
         };
@@ -716,18 +705,8 @@ export interface components {
              * @example CUP-090
              */
             sku: string;
-            price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
-            cost?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            } | null;
+            price: components["schemas"]["Money"];
+            cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
              * @default 0
@@ -758,18 +737,8 @@ export interface components {
              * @example CUP-090
              */
             sku: string;
-            price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
-            cost?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            } | null;
+            price: components["schemas"]["Money"];
+            cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
              * @example 40
@@ -804,18 +773,8 @@ export interface components {
              * @example CUP-090
              */
             sku?: string;
-            price?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
-            cost?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            } | null;
+            price?: components["schemas"]["Money"];
+            cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
              * @example 40
@@ -920,12 +879,7 @@ export interface components {
             status: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
             /** @example Leave it with the neighbour. */
             note: string | null;
-            total: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            total: components["schemas"]["OrderTotal"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -945,12 +899,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
-            total: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            total: components["schemas"]["OrderTotal"];
             /** Format: date-time */
             created_at: string;
         };
@@ -979,12 +928,7 @@ export interface components {
              * @description The customer; set from the caller.
              */
             user_id?: string;
-            total?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            total?: components["schemas"]["OrderTotal"];
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
@@ -1011,12 +955,7 @@ export interface components {
             product_id: string | null;
             /** Format: int32 */
             quantity: number;
-            unit_price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            unit_price: components["schemas"]["Money"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1032,12 +971,7 @@ export interface components {
             product_id: string | null;
             /** Format: int32 */
             quantity: number;
-            unit_price: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            unit_price: components["schemas"]["Money"];
         };
         OrderItemCreate: {
             /**
@@ -1060,12 +994,7 @@ export interface components {
             id?: string;
             /** Format: uuid */
             order_id?: string;
-            unit_price?: {
-                /** @example 12.5 */
-                amount: number;
-                /** @enum {string} */
-                currency?: "USD";
-            };
+            unit_price?: components["schemas"]["Money"];
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
@@ -1089,13 +1018,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
             description: string | null;
@@ -1120,13 +1043,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
         };
@@ -1137,13 +1054,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             /** @default true */
@@ -1159,13 +1070,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Deliveries are made only while it is active; the service disables a webhook whose receiver answers 410, or has failed every delivery for 24 hours. */
             active: boolean;
             description: string | null;
@@ -1190,13 +1095,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events: string[];
+            events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             active?: boolean | null;
@@ -1222,13 +1121,7 @@ export interface components {
              * @example https://hooks.shop.example/resourceful
              */
             url?: string;
-            /**
-             * @example [
-             *       "orders.*",
-             *       "products.updated"
-             *     ]
-             */
-            events?: string[];
+            events?: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             active?: boolean | null;
@@ -1269,41 +1162,43 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        WebhookDeliverySummary: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            webhook_id: string;
+        SignIn: {
+            email: string;
+            password: string;
+        };
+        TokenCreate: {
+            name: string;
             /**
-             * Format: int64
-             * @description The event's id in the feed: the `webhook-id` of every attempt.
+             * @default [
+             *       "read"
+             *     ]
              */
-            event_id: number;
-            event_type: string;
-            /**
-             * @description pending until an attempt succeeds (a 2xx), or until 8 attempts have failed.
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed";
-            /** Format: int32 */
-            attempts: number;
+            scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @description The receiver's status code at the last attempt, as it sent it (three digits, not always 100-599); null when it did not answer.
+             * @default 30
              */
-            last_status: number | null;
-            /** @description Why the last attempt failed. */
-            last_error: string | null;
-            /**
-             * Format: date-time
-             * @description When it is attempted next, while pending.
-             */
-            next_attempt_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
+            expires_in_days?: number;
         };
+        Money: {
+            /** @example 12.5 */
+            amount: number;
+            /** @enum {string} */
+            currency?: "USD";
+        };
+        OrderTotal: {
+            /** @example 12.5 */
+            amount: number;
+            /** @enum {string} */
+            currency?: "USD";
+        };
+        /**
+         * @example [
+         *       "orders.*",
+         *       "products.updated"
+         *     ]
+         */
+        WebhookEvents: string[];
     };
     responses: {
         /** @description The request could not be read, or a parameter is not valid. */
@@ -1525,14 +1420,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    email: string;
-                    password: string;
-                };
-                "application/vnd.resourceful.v2+json": {
-                    email: string;
-                    password: string;
-                };
+                "application/json": components["schemas"]["SignIn"];
+                "application/vnd.resourceful.v2+json": components["schemas"]["SignIn"];
             };
         };
         responses: {
@@ -1669,34 +1558,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /**
-                     * @default [
-                     *       "read"
-                     *     ]
-                     */
-                    scopes?: ("read" | "write")[];
-                    /**
-                     * Format: int32
-                     * @default 30
-                     */
-                    expires_in_days?: number;
-                };
-                "application/vnd.resourceful.v2+json": {
-                    name: string;
-                    /**
-                     * @default [
-                     *       "read"
-                     *     ]
-                     */
-                    scopes?: ("read" | "write")[];
-                    /**
-                     * Format: int32
-                     * @default 30
-                     */
-                    expires_in_days?: number;
-                };
+                "application/json": components["schemas"]["TokenCreate"];
+                "application/vnd.resourceful.v2+json": components["schemas"]["TokenCreate"];
             };
         };
         responses: {
@@ -4200,8 +4063,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookDeliverySummary"][];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["WebhookDeliverySummary"][];
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["WebhookDelivery"][];
                 };
             };
             /** @description Not modified: the If-None-Match tag is current. */

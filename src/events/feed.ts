@@ -17,7 +17,7 @@ import { linkPrefix } from '../resources/list-query/links.js'
 import type { RawQuery } from '../resources/list-query/parse.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
 import { MAX_FILTER_LENGTH } from '../resources/list-query/values.js'
-import { EventId, Id, Int32, MAX_EVENT_ID, Timestamp } from '../resources/schema-types.js'
+import { EventId, Id, Int32, MAX_EVENT_ID, Nullable, Timestamp } from '../resources/schema-types.js'
 import { REQUIRED_AUTH } from '../openapi/document.js'
 import { requestHeaders } from '../openapi/request-headers.js'
 import { errors, success } from '../openapi/responses.js'
@@ -39,7 +39,7 @@ const Event = Type.Object({
   collection: Type.String(),
   item_id: Id(),
   occurred_at: Timestamp(),
-  actor_id: Type.Union([Id(), Type.Null()]),
+  actor_id: Nullable(Id(), { description: 'The user who made the change; null when nobody was signed in (an open registration).' }),
   data: Type.Object({}, { additionalProperties: true }),
 })
 

@@ -74,7 +74,8 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     return Type.Ref(id)
   }
   const item = refTo('', parts.item)
-  const summary = refTo('Summary', parts.summary)
+  // A summary with every field of the item (a webhook delivery's) is the item's schema, not a copy of it.
+  const summary = JSON.stringify(parts.summary) === JSON.stringify(parts.item) ? item : refTo('Summary', parts.summary)
   const access: CollectionAccess = collection.options.access
   const parent = collection.options.parent
   const params = Type.Object({

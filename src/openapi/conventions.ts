@@ -1,12 +1,13 @@
 /**
  * What every operation of a version has in common, added to the generated document in one pass
  * (@fastify/swagger's `transformObject`) rather than repeated on each route: the version's vendor
- * media type beside JSON, shared error answers, required headers, and a deprecated version's notice
- * (Deprecation, Sunset, Link to the successor).
+ * media type beside JSON, shared error answers, required headers, a deprecated version's notice
+ * (Deprecation, Sunset, Link to the successor), and schemas named once (components.ts).
  */
 import { STATUS_CODES } from 'node:http'
 import type { ApiVersion } from '../http/versioning.js'
 import { JSON_MEDIA_TYPE, vendorType } from '../http/negotiation.js'
+import { nameComponents } from './components.js'
 import { BEFORE_ROUTING, HEADERS, REQUIRED_HEADER } from './responses.js'
 
 interface Content {
@@ -61,6 +62,7 @@ function finishHeaders(response: Response, shared: Record<string, Header>, notic
 
 export function finishDocument<T>(generated: T, version: ApiVersion): T {
   const document = generated as Document
+  nameComponents(document)
   // Error answers by status, shared as `#/components/responses/NotFound`...
   const shared = new Map<number, Response>()
   const headers: Record<string, Header> = {}

@@ -57,6 +57,40 @@ eachDatabase(t, async (t, api) => {
     t.same(v2.components.securitySchemes && Object.keys(v2.components.securitySchemes).sort(), ['bearer', 'session'])
   })
 
+  t.test('a schema several places have is a component, not a copy', async (t) => {
+    const schemas = v2.components.schemas as Record<string, { properties?: Record<string, unknown> }>
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+    t.same(schemas.Product!.properties!.price, ref('Money'), 'an amount')
+    t.same(schemas.Product!.properties!.cost, { anyOf: [ref('Money'), { type: 'null' }] }, 'an amount that may be null')
+    t.same(schemas.OrderItem!.properties!.unit_price, ref('Money'))
+    t.same(schemas.Order!.properties!.total, ref('OrderTotal'), 'a total, which may be larger')
+    for (const name of ['Webhook', 'WebhookCreate', 'WebhookPatch']) t.same(schemas[name]!.properties!.events, ref('WebhookEvents'), `${name}: the event types`)
+    for (const [path, name] of [['/api/v2/sessions', 'SignIn'], ['/api/v2/tokens', 'TokenCreate']] as const) {
+      const content = v2.paths[path]!.post!.requestBody!.content
+      t.same(Object.values(content).map((media) => media.schema), [ref(name), ref(name)], `${path}: one body schema, in each media type`)
+    }
+    t.notOk(schemas.WebhookDeliverySummary, 'a summary with every field of the item is the item')
+    t.same((v2.paths['/api/v2/webhooks/{parentId}/deliveries']!.get!.responses['200'] as DocumentedResponse).content!['application/json']!.schema, {
+      type: 'array', items: ref('WebhookDelivery'), maxItems: 100, description: 'A page of items, in order.',
+    })
+    t.match(schemas.Event!.properties!.actor_id, { type: ['string', 'null'], format: 'uuid' }, 'a nullable value as a type union, as the others')
+    t.notOk(v1.components.schemas.Money, 'v1 shows amounts as numbers')
+    // No object schema is written out twice anywhere in either document.
+    for (const document of [v1, v2]) {
+      const seen = new Map<string, string[]>()
+      const canonical = (value: unknown): string => JSON.stringify(value, (_key, item: unknown) =>
+        item && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b))) : item)
+      const walk = (node: unknown, at: string, component: boolean) => {
+        if (node === null || typeof node !== 'object') return
+        if ('properties' in node && !component) seen.set(canonical(node), [...(seen.get(canonical(node)) ?? []), at])
+        for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`, at === '#/components/schemas')
+      }
+      walk(document.paths, '#/paths', false)
+      walk(document.components.schemas, '#/components/schemas', false)
+      t.same([...seen.values()].filter((places) => places.length > 1), [], `v${document.info.version}: no object schema twice`)
+    }
+  })
+
   t.test('what every operation shares is said once: media types, error answers, headers, deprecation', async (t) => {
     const read = (document: OpenApiDocument, version: number) => document.paths[`/api/v${version}/products/{id}`]!.get!
     const ok = (document: OpenApiDocument, version: number) => read(document, version).responses['200'] as DocumentedResponse
