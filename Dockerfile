@@ -1,5 +1,7 @@
-# The service's image: built in two stages on node:24-bookworm-slim, run as the unprivileged user
-# `node` (uid 1000). docs/how-to/deploy.md says how to build it, run it and migrate with it.
+# The service's image, on node:24-bookworm-slim: the production dependencies (stage deps) and the
+# compiled code (stage build) are made apart, so that a change of code rebuilds neither the
+# dependencies nor their layer. It runs as the unprivileged user `node` (uid 1000).
+# docs/how-to/deploy.md says how to build it, run it and migrate with it.
 #
 # The build needs the npm registry and Debian's mirror, nothing else: npm ci runs no dependency's
 # install script, the Prisma client is generated offline, tsc compiles. The one download from
@@ -21,10 +23,21 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
     CHECKPOINT_DISABLE=1
 WORKDIR /app
 
-FROM base AS build
+# Production dependencies, and Prisma's schema engine beside them: rebuilt only when the lockfile changes.
+FROM base AS deps
 COPY package.json package-lock.json ./
 # Dependencies' install scripts stay off (none is needed; the project allows none), so the build does
 # the same with any npm version.
+RUN npm ci --omit=dev --ignore-scripts
+ARG SCHEMA_ENGINE=auto
+ARG PRISMA_ENGINES_MIRROR=
+COPY prisma.config.ts ./
+COPY deploy/image/schema-engine.sh ./deploy/image/
+RUN sh deploy/image/schema-engine.sh
+
+# The compiled service: all dependencies, the Prisma client generated offline, tsc.
+FROM base AS build
+COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY prisma.config.ts ./
 COPY prisma ./prisma
@@ -32,11 +45,7 @@ COPY scripts/prisma-generate.mjs ./scripts/
 RUN node scripts/prisma-generate.mjs
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --ignore-scripts
-ARG SCHEMA_ENGINE=auto
-ARG PRISMA_ENGINES_MIRROR=
-COPY deploy/image/schema-engine.sh ./deploy/image/
-RUN sh deploy/image/schema-engine.sh
+RUN npm run build
 
 FROM base AS runtime
 ENV NODE_ENV=production \
@@ -45,10 +54,10 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/data
 # The code belongs to root and is read-only to the service; only DATA_DIR (the embedded database,
 # when there is no DATABASE_URL) is the service's to write.
-COPY --from=build /app/package.json /app/prisma.config.ts ./
-COPY --from=build /app/node_modules ./node_modules
+COPY package.json package-lock.json prisma.config.ts ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY prisma ./prisma
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/prisma ./prisma
 COPY deploy/image/migrate.sh /usr/local/bin/migrate
 RUN chmod 755 /usr/local/bin/migrate && mkdir -p /app/data && chown 1000:1000 /app/data
 # Numeric, so that Kubernetes' runAsNonRoot can verify it.
