@@ -537,7 +537,25 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description The body of every error answer. */
+        /**
+         * @description The body of every error answer.
+         * @example {
+         *       "error": {
+         *         "code": "VALIDATION_ERROR",
+         *         "message": "The request body is not valid.",
+         *         "details": [
+         *           {
+         *             "field": "sku",
+         *             "reason": "must match pattern \"^[A-Z0-9-]{3,32}$\""
+         *           },
+         *           {
+         *             "field": "price.amount",
+         *             "reason": "must be >= 0"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
         Error: {
             error: {
                 /**
@@ -554,6 +572,21 @@ export interface components {
                 }[];
             };
         };
+        /**
+         * @example {
+         *       "id": "01a212f0-1c2d-7b3e-9f40-5a6b7c8d9e0f",
+         *       "user": {
+         *         "id": "01a212ec-59a3-75f5-bdf6-d00b46935f65",
+         *         "email": "ada@shop.example",
+         *         "name": "Ada Lovelace",
+         *         "roles": [
+         *           "admin"
+         *         ]
+         *       },
+         *       "created_at": "2026-11-24T09:30:00.000Z",
+         *       "expires_at": "2026-12-24T09:30:00.000Z"
+         *     }
+         */
         Session: {
             /** Format: uuid */
             id: string;
@@ -569,6 +602,18 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /**
+         * @example {
+         *       "id": "01a212ec-72ec-725d-9f28-efa8399114ee",
+         *       "name": "deploy script",
+         *       "scopes": [
+         *         "read"
+         *       ],
+         *       "expires_at": "2026-12-25T13:36:55.480Z",
+         *       "last_used_at": "2026-11-25T14:02:11.907Z",
+         *       "created_at": "2026-11-25T13:36:55.531Z"
+         *     }
+         */
         Token: {
             /** Format: uuid */
             id: string;
@@ -594,6 +639,37 @@ export interface components {
             created_at: string;
             token: string;
         };
+        /**
+         * @example {
+         *       "id": 3,
+         *       "type": "products.updated",
+         *       "collection": "products",
+         *       "item_id": "01a212ec-6c4e-7017-b981-b5cca16c672c",
+         *       "occurred_at": "2026-11-25T13:36:54.255Z",
+         *       "actor_id": "01a212ec-59a3-75f5-bdf6-d00b46935f65",
+         *       "data": {
+         *         "id": "01a212ec-6c4e-7017-b981-b5cca16c672c",
+         *         "sku": "CUP-ESP-01",
+         *         "name": "Espresso cup",
+         *         "price": {
+         *           "amount": 12.5,
+         *           "currency": "USD"
+         *         },
+         *         "cost": null,
+         *         "stock": 38,
+         *         "status": "active",
+         *         "description": null,
+         *         "tags": [
+         *           "kitchen",
+         *           "ceramic"
+         *         ],
+         *         "review_count": 0,
+         *         "rating_average": null,
+         *         "created_at": "2026-11-25T13:36:53.838Z",
+         *         "updated_at": "2026-11-25T13:36:54.290Z"
+         *       }
+         *     }
+         */
         Event: {
             /**
              * Format: int64
@@ -1208,6 +1284,21 @@ export interface components {
             active?: boolean | null;
             description?: string | null;
         };
+        /**
+         * @example {
+         *       "id": "01a212ec-6f40-7790-8999-bafcae45d6c0",
+         *       "webhook_id": "01a212ec-6b8b-706a-8b38-3a4115fba239",
+         *       "event_id": 3,
+         *       "event_type": "products.updated",
+         *       "status": "pending",
+         *       "attempts": 2,
+         *       "last_status": 503,
+         *       "last_error": "The receiver answered 503.",
+         *       "next_attempt_at": "2026-11-25T13:37:58.338Z",
+         *       "created_at": "2026-11-25T13:36:54.590Z",
+         *       "updated_at": "2026-11-25T13:36:55.338Z"
+         *     }
+         */
         WebhookDelivery: {
             /** Format: uuid */
             id: string;

@@ -1,6 +1,8 @@
 // The OpenAPI 3.1 document of each API version (DESIGN "OpenAPI, clients and operations"):
 // generated from the route schemas, valid, complete, and describing what the service answers.
 import { Validator } from '@seriousme/openapi-schema-validator'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import t from 'tap'
 import { eachDatabase, type Api } from '../helpers/api.js'
 import { contract, operations, type DocumentedResponse, type OpenApiDocument } from '../helpers/contract.js'
@@ -46,7 +48,7 @@ eachDatabase(t, async (t, api) => {
       t.ok(v2.components.schemas[name], `v2 has ${name}`)
     }
     t.notOk(v2.components.schemas.WebhookDeliveryCreate, 'no body schemas for a collection clients cannot write')
-    // Examples for the docs page's sample bodies; Spectral (npm test) checks each against its schema.
+    // Examples for the docs page's sample bodies; each is checked against its schema below.
     const property = (name: string, field: string) => (v2.components.schemas[name] as { properties: Record<string, { examples?: unknown[] }> }).properties[field]!
     t.same(property('ProductCreate', 'name').examples, ['Espresso cup'])
     t.ok(property('WebhookCreate', 'url').examples?.length, 'a webhook url example')
@@ -88,6 +90,29 @@ eachDatabase(t, async (t, api) => {
       walk(document.paths, '#/paths', false)
       walk(document.components.schemas, '#/components/schemas', false)
       t.same([...seen.values()].filter((places) => places.length > 1), [], `v${document.info.version}: no object schema twice`)
+    }
+  })
+
+  t.test('every example is valid against its schema; the components every client meets have one', async (t) => {
+    // Spectral's OpenAPI rules check a schema's `example` and `default`, not JSON Schema's `examples`: this test does.
+    for (const document of [v1, v2]) {
+      const ajv = new Ajv2020({ strict: false, allErrors: true })
+      addFormats.default(ajv)
+      ajv.addSchema({ $id: 'doc', components: document.components })
+      const checked: string[] = []
+      const walk = (node: unknown, at: string) => {
+        if (node === null || typeof node !== 'object') return
+        const { examples } = node as { examples?: unknown }
+        if (Array.isArray(examples) && !at.endsWith('/properties')) {
+          const validate = ajv.compile(JSON.parse(JSON.stringify({ ...node, examples: undefined }).replaceAll('"#/components/', '"doc#/components/')))
+          for (const example of examples) t.ok(validate(example), `v${document.info.version} ${at}: ${ajv.errorsText(validate.errors)}`)
+          checked.push(at)
+        }
+        for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`)
+      }
+      walk(document.paths, '#/paths')
+      walk(document.components.schemas, '#/components/schemas')
+      for (const name of ['Error', 'Session', 'Token', 'Event', 'WebhookDelivery']) t.ok(checked.includes(`#/components/schemas/${name}`), `v${document.info.version} ${name} has an example`)
     }
   })
 
