@@ -1,5 +1,6 @@
 /** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { Registry } from 'prom-client'
 import { apiVersions, shopCollections } from './collections/index.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
@@ -38,6 +39,8 @@ import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
 import { webhookDeliveries } from './db/webhooks.js'
+import { installMetrics } from './observability/metrics.js'
+import { serviceMetrics } from './observability/service-metrics.js'
 import { webhookCollections } from './webhooks/collections.js'
 import { createSender } from './webhooks/send.js'
 import { startWorker, type WebhookWorker } from './webhooks/worker.js'
@@ -110,13 +113,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ajv: AJV_OPTIONS,
     rewriteUrl: (request) => versions.rewrite(request),
   })
+  const routes = new RouteTable()
+  routes.watch(app)
+  // Before any other hook: the timer covers all of them.
+  const metrics = new Registry()
+  await installMetrics(app, metrics, config.metricsToken)
   const counters = openCounters(config, app)
   app.addHook('onClose', () => counters.close())
   app.decorateRequest('responseType', JSON_MEDIA_TYPE)
   if (!options.database) app.addHook('onClose', () => db.close())
 
-  const routes = new RouteTable()
-  routes.watch(app)
   installResponseHeaders(app)
   installDeprecationNotices(app, versions)
   installTimeLimit(app, config.limits.requestTimeoutMs)
@@ -137,6 +143,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const events = eventLog(db)
   every(app, PRUNE_EVERY_MS, 'delete expired events', () => events.prune(config.eventsRetentionDays))
   const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
+  const observed = serviceMetrics(metrics, { db, tailer, onError: (error) => app.log.warn({ err: error }, 'could not read a metric from the database') })
   const streams = eventStreams(events, tailer, { perCaller: config.eventStreamsPerCaller, heartbeatMs: config.eventStreamHeartbeatMs })
   // Streams never end by themselves: ended before the server waits for its requests to finish.
   // The webhook worker stops too, giving back what it was delivering (the database stays open until onClose).
@@ -179,7 +186,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
     const admin = config.auth.admin
     if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
-    worker = startWorker(webhookDeliveries(db), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
+    worker = startWorker(observed.countOutcomes(webhookDeliveries(db)), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
     lifecycle.phase = 'ready'
   })
   if (options.start !== 'later') await app.start()

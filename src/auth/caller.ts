@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError, invalidToken, unauthenticated } from '../errors.js'
+import { isProbe } from '../http/health.js'
 import { checkSameSite, SAFE_METHODS } from './csrf.js'
 import { jwtVerifier, looksLikeJwt } from './jwt.js'
 import { secretHash } from './secrets.js'
@@ -57,6 +58,8 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
   // later: the rate limit counts the request (by address) before its 401 is answered.
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done()
+    // A metrics scrape's bearer is METRICS_TOKEN (src/observability/metrics.ts), not an API token.
+    if (isProbe(request.url)) return done()
     resolve(request).then(
       () => done(),
       (error: Error) => {

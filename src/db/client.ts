@@ -58,9 +58,20 @@ export interface TransactionOptions {
   announce?: string
 }
 
+/** A connection pool's counts now (node-postgres): its connections, the idle ones, and the requests waiting for one. */
+export interface PoolCounts {
+  pool: 'primary' | 'replica'
+  total: number
+  idle: number
+  waiting: number
+  max: number
+}
+
 export interface Database extends Statements {
   readonly kind: DatabaseConfig['kind']
   readonly capabilities: Capabilities
+  /** The pools' counts, for the metrics (the replicas' summed); none for PGlite, one connection in the process. */
+  pools(): PoolCounts[]
   /**
    * Where a read that need not see the latest writes may run: a read replica, in turn
    * (DATABASE_REPLICA_URLS); the primary when there is none, or when the replica cannot serve.
@@ -153,6 +164,13 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
   const pool = poolOf(url)
   const replicas = replicaUrls.map(poolOf)
   let turn = 0
+  const counts = (name: PoolCounts['pool'], of: pg.Pool[]): PoolCounts => ({
+    pool: name,
+    total: of.reduce((sum, p) => sum + p.totalCount, 0),
+    idle: of.reduce((sum, p) => sum + p.idleCount, 0),
+    waiting: of.reduce((sum, p) => sum + p.waitingCount, 0),
+    max: of.length * POOL_SIZE,
+  })
   // A named prepared statement lives on one server connection, which a pooler in transaction mode
   // does not keep for us: PgBouncer 1.18 answers `prepared statement "…" does not exist` (or
   // `already exists`). Unnamed, each statement is parsed with its own Bind and Execute.
@@ -178,6 +196,7 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
   return {
     kind: 'postgres',
     capabilities: { concurrentWriters: true },
+    pools: () => (replicas.length === 0 ? [counts('primary', [pool])] : [counts('primary', [pool]), counts('replica', replicas)]),
     query,
     replica,
     transaction: (fn, options) =>
@@ -256,6 +275,7 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
   return {
     kind: 'pglite',
     capabilities: { concurrentWriters: false },
+    pools: () => [],
     query,
     replica: { query },
     // One connection: no other transaction runs meanwhile, so there is nothing to announce.

@@ -40,6 +40,8 @@ export interface Tailer {
   join(subscriber: Subscriber): Promise<boolean>
   leave(subscriber: Subscriber): void
   close(): void
+  /** The last event the tail has read; undefined while it is not running (no stream open): the metrics' event lag. */
+  readonly position: Position | undefined
 }
 
 export function createTailer(log: EventLog, onError: (error: unknown) => void): Tailer {
@@ -116,6 +118,9 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     close() {
       subscribers.clear()
       stop()
+    },
+    get position() {
+      return position
     },
   }
 }

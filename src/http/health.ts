@@ -27,9 +27,12 @@ const HEALTH_TYPE = 'application/health+json'
 const CHECK_TIMEOUT_MS = 1000
 /** Seconds a client waits before retrying while the instance starts. */
 const STARTING_RETRY_AFTER = 5
-const PROBES = /^\/(livez|readyz)(\?|$)/
+const PROBES = /^\/(livez|readyz|metrics)(\?|$)/
 
-/** Whether a request is a health probe: answered while starting, never rate-limited. */
+/**
+ * Whether a request is operational, a health probe or a metrics scrape (src/observability):
+ * answered while starting, never rate-limited, and its credentials are not the API's.
+ */
 export const isProbe = (url: string): boolean => PROBES.test(url)
 
 type Check = { status: 'pass' } | { status: 'fail'; output: string }
