@@ -1,4 +1,5 @@
 /** buildApp(config): the Fastify instance with every plugin and collection registered; never listens. */
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Registry } from 'prom-client'
 import { apiVersions, shopCollections } from './collections/index.js'
@@ -58,6 +59,8 @@ export interface BuildOptions {
    * with 503 meanwhile; the caller then runs `app.start()`. Default: start before returning.
    */
   start?: 'now' | 'later'
+  /** Where spans go instead of the OTLP collector when tracing is configured (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter
 }
 
 declare module 'fastify' {
@@ -90,7 +93,10 @@ function openCounters(config: Config, app: FastifyInstance): Counters {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const db = options.database ?? (await openDatabase(config.database))
+  const opened = options.database ?? (await openDatabase(config.database))
+  // Imported only when configured: without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry code is loaded.
+  const tracing = config.tracing && (await import('./observability/tracing.js')).startTracing(config.tracing, options.spanExporter)
+  const db = tracing ? tracing.traced(opened) : opened
   const versions = new Versions(options.versions ?? apiVersions)
   const store = accounts(db)
   const collections = [...(options.collections ?? shopCollections(config.auth.registration)), ...webhookCollections(config.webhooks.allowPrivate)]
@@ -115,7 +121,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   const routes = new RouteTable()
   routes.watch(app)
-  // Before any other hook: the timer covers all of them.
+  // Before any other hook: the request's span and its timer cover all of them.
+  if (tracing) {
+    await app.register(tracing.plugin)
+    app.addHook('onClose', () => tracing.shutdown())
+  }
   const metrics = new Registry()
   await installMetrics(app, metrics, config.metricsToken)
   const counters = openCounters(config, app)
