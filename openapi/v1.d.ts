@@ -129,7 +129,7 @@ export interface paths {
         /**
          * List users
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listUsers"];
         put?: never;
@@ -191,7 +191,7 @@ export interface paths {
         /**
          * List products
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listProducts"];
         put?: never;
@@ -253,7 +253,7 @@ export interface paths {
         /**
          * List reviews
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listReviews"];
         put?: never;
@@ -315,7 +315,7 @@ export interface paths {
         /**
          * List orders
          * @deprecated
-         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrders"];
         put?: never;
@@ -377,7 +377,7 @@ export interface paths {
         /**
          * List items
          * @deprecated
-         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrderItems"];
         put?: never;
@@ -439,7 +439,7 @@ export interface paths {
         /**
          * List webhooks
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -501,7 +501,7 @@ export interface paths {
         /**
          * List deliveries
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1956,6 +1956,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -2003,6 +2005,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -2417,6 +2420,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -2463,6 +2468,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -2806,6 +2812,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -2856,6 +2864,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3228,6 +3237,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -3275,6 +3286,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3622,6 +3634,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -3673,6 +3687,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4020,6 +4035,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -4067,6 +4084,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4401,6 +4419,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -4452,6 +4472,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

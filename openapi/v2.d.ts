@@ -121,7 +121,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listUsers"];
         put?: never;
@@ -177,7 +177,7 @@ export interface paths {
         };
         /**
          * List products
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listProducts"];
         put?: never;
@@ -233,7 +233,7 @@ export interface paths {
         };
         /**
          * List reviews
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listReviews"];
         put?: never;
@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * List orders
-         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrders"];
         put?: never;
@@ -345,7 +345,7 @@ export interface paths {
         };
         /**
          * List items
-         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrderItems"];
         put?: never;
@@ -401,7 +401,7 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -457,7 +457,7 @@ export interface paths {
         };
         /**
          * List deliveries
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1814,6 +1814,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -1857,6 +1859,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -2253,6 +2256,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -2295,6 +2300,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -2620,6 +2626,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -2666,6 +2674,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3020,6 +3029,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -3063,6 +3074,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3392,6 +3404,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -3439,6 +3453,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3768,6 +3783,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -3811,6 +3828,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4127,6 +4145,8 @@ export interface operations {
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
                 /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
                 Prefer?: string;
             };
@@ -4174,6 +4194,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -101,13 +101,13 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       ...base,
       operationId: `list${pluralName(table)}`,
       summary: `List ${collection.name}`,
-      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT.`,
+      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.`,
       security: security(access.list),
       response: {
         200: success('A page of items, in order.', Type.Array(summary, { maxItems: MAX_PAGE_SIZE }), ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['ETag']),
       },
-    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'Prefer']) }, errors([...refusals(access.list), ...(parent ? [404] : [])])),
+    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'If-Match', 'Prefer']) }, errors([...refusals(access.list), ...(parent ? [404] : []), 412])),
     read: op({
       ...base,
       operationId: `get${name}`,
