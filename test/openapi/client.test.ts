@@ -49,13 +49,19 @@ eachDatabase(t, async (t, api) => {
   t.test('PATCH: a JSON merge patch changes only the fields it names', async (t) => {
     const read = await shop.GET('/api/v2/products/{id}', { params: { path: { id } } })
     const { data, response } = await shop.PATCH('/api/v2/products/{id}', {
-      params: { path: { id } },
+      params: { path: { id }, header: { 'If-Match': read.response.headers.get('etag') ?? '' } },
       body: { stock: 3, description: 'Holds a litre.' },
-      headers: { 'content-type': 'application/merge-patch+json', 'if-match': read.response.headers.get('etag') ?? '' },
+      headers: { 'content-type': 'application/merge-patch+json' },
     })
     t.equal(response.status, 200)
     t.not(response.headers.get('etag'), read.response.headers.get('etag'))
     t.match(data, { name: 'Teapot', price: { amount: 24.5 }, stock: 3, description: 'Holds a litre.', tags: ['typed'] })
+    const stale = await shop.PATCH('/api/v2/products/{id}', {
+      params: { path: { id }, header: { 'If-Match': read.response.headers.get('etag') ?? '' } },
+      body: { stock: 4 },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    })
+    t.equal(stale.response.status, 412, 'the typed If-Match header is sent: the tag read before the change no longer holds')
   })
 
   t.test('an error answer: the error body, typed', async (t) => {
