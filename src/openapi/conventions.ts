@@ -2,12 +2,14 @@
  * What every operation of a version has in common, added to the generated document in one pass
  * (@fastify/swagger's `transformObject`) rather than repeated on each route: the version's vendor
  * media type beside JSON, shared error answers, required headers, a deprecated version's notice
- * (Deprecation, Sunset, Link to the successor), schemas named once (components.ts), and the
- * examples of the components every client meets (examples.ts).
+ * (Deprecation, Sunset, Link to the successor), schemas named once (components.ts), the
+ * examples of the components every client meets (examples.ts), and the values of `field[in]`
+ * lists (comma-lists.ts).
  */
 import { STATUS_CODES } from 'node:http'
 import type { ApiVersion } from '../http/versioning.js'
 import { JSON_MEDIA_TYPE, vendorType } from '../http/negotiation.js'
+import { describeCommaLists } from './comma-lists.js'
 import { nameComponents } from './components.js'
 import { addExamples } from './examples.js'
 import { BEFORE_ROUTING, HEADERS, REQUIRED_HEADER } from './responses.js'
@@ -65,6 +67,7 @@ function finishHeaders(response: Response, shared: Record<string, Header>, notic
 export function finishDocument<T>(generated: T, version: ApiVersion): T {
   const document = generated as Document
   nameComponents(document)
+  describeCommaLists(document)
   addExamples(document.components.schemas)
   // Error answers by status, shared as `#/components/responses/NotFound`...
   const shared = new Map<number, Response>()

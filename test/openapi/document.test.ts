@@ -145,6 +145,13 @@ eachDatabase(t, async (t, api) => {
     t.ok(new RegExp(schemaOf('price[gte]').pattern!).test('12.50'))
     t.notOk(new RegExp(schemaOf('price[gte]').pattern!).test('1e3'), 'no exponents')
     t.equal((await api.anonymous.get('/api/v2/products?price[gte]=1e3')).status, 400)
+    // A field[in] list: each comma-separated value as field= takes it.
+    const statusIn = new RegExp(schemaOf('status[in]').pattern!)
+    t.ok(statusIn.test('draft,active') && !statusIn.test('draft,sold') && !statusIn.test('draft,'), 'status[in]: statuses, comma-separated')
+    t.equal((await api.anonymous.get('/api/v2/products?status[in]=draft,active')).status, 200)
+    t.equal((await api.anonymous.get('/api/v2/products?status[in]=draft,sold')).status, 400)
+    t.ok(new RegExp(schemaOf('created_at[in]').pattern!).test('2026-01-31,2026-02-01T10:00:00Z'))
+    t.notOk(schemaOf('name[in]').pattern, 'free text: anything but a comma, as the length bound says')
     t.equal(schemaOf('page').maximum, 2_147_483_647)
     t.equal((await api.anonymous.get('/api/v2/products?page=2147483648')).status, 400, 'past the documented maximum: 400')
     const item = v2.paths['/api/v2/products/{id}']!.get!
