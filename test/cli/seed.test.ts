@@ -4,8 +4,8 @@ import t from 'tap'
 import { openDatabase } from '../../src/db/client.js'
 import { secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
-import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
-import { runCli } from '../helpers/service-process.js'
+import { databaseKinds } from '../helpers/databases.js'
+import { cliDatabase, runCli } from '../helpers/service-process.js'
 
 const CLI = path.resolve('src/cli/seed.ts')
 const EXPORTS = /^(export [A-Z]+_TOKEN=rf_token_[A-Za-z0-9_-]{43}\n){5}$/
@@ -24,15 +24,7 @@ t.test('refused under NODE_ENV=production, before opening any database', async (
 
 for (const kind of databaseKinds()) {
   t.test(kind, async (t) => {
-    const database = await createTestDatabase(kind)
-    t.teardown(() => database.drop())
-    // PGlite in memory would end with the CLI's process: give it a folder.
-    const dataDir = t.testdir()
-    const env = {
-      ADMIN_EMAIL: '',
-      ADMIN_PASSWORD: '',
-      ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
-    }
+    const { env, config } = await cliDatabase(t, kind)
 
     const first = await runCli(CLI, env)
     t.equal(first.code, 0, first.stderr)
@@ -42,7 +34,7 @@ for (const kind of databaseKinds()) {
     t.equal(again.code, 0, again.stderr)
     t.match(again.stderr, 'created 0 users, 0 products, 0 reviews, 0 orders', 'a second run keeps what exists')
 
-    const db = await openDatabase(database.config.kind === 'postgres' ? database.config : { kind: 'pglite', dataDir })
+    const db = await openDatabase(config)
     t.teardown(() => db.close())
     const store = accounts(db)
     const [before, after] = [tokensOf(first.stdout), tokensOf(again.stdout)]

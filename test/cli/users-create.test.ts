@@ -4,23 +4,14 @@ import t from 'tap'
 import { verifyPassword } from '../../src/auth/passwords.js'
 import { accounts } from '../../src/db/accounts.js'
 import { openDatabase } from '../../src/db/client.js'
-import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
-import { runCli } from '../helpers/service-process.js'
+import { databaseKinds } from '../helpers/databases.js'
+import { cliDatabase, runCli } from '../helpers/service-process.js'
 
 const CLI = path.resolve('src/cli/users-create.ts')
 
 t.test('users:create', async (t) => {
   const kind = databaseKinds()[0]!
-  const database = await createTestDatabase(kind)
-  t.teardown(() => database.drop())
-  // PGlite in memory would end with the CLI's process: give it a folder.
-  const dataDir = t.testdir()
-  // No ADMIN_* (childEnv's): the CLI makes the users.
-  const env = {
-    ADMIN_EMAIL: '',
-    ADMIN_PASSWORD: '',
-    ...(database.config.kind === 'postgres' ? { DATABASE_URL: database.config.url } : { DATABASE_URL: '', DATA_DIR: dataDir }),
-  }
+  const { env, config } = await cliDatabase(t, kind)
   const run = (answers: string[]) => runCli(CLI, env, answers)
 
   const created = await run(['Ada@Shop.test', 'Ada', 'a long enough password', 'a long enough password', 'y'])
@@ -42,7 +33,7 @@ t.test('users:create', async (t) => {
     t.match(res.stderr, message)
   }
 
-  const db = await openDatabase(database.config.kind === 'postgres' ? database.config : { kind: 'pglite', dataDir })
+  const db = await openDatabase(config)
   t.teardown(() => db.close())
   const user = await accounts(db).byEmail('ada@shop.test')
   t.same(user?.roles, ['admin'])

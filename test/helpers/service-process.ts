@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
+import type { DatabaseConfig } from '../../src/config.js'
+import { createTestDatabase, type DatabaseKind } from './databases.js'
 
 const ENTRY = path.resolve('src/server.ts')
 /** The bootstrap admin every started service has: product writes need an admin. */
@@ -79,6 +81,19 @@ export async function started(t: Pick<Test, 'teardown'>, env: Record<string, str
   const outcome = await Promise.race([ready, running.exited.then((e) => ({ msg: `exited: ${e.stderr}` }))])
   if (outcome.msg !== 'ready') throw new Error(`the server did not get ready: ${String(outcome.msg)}`)
   return running
+}
+
+/**
+ * A fresh database of `kind` for a CLI's processes: the environment that points them at it (no
+ * ADMIN_*: the CLI makes the users), and its config for the test to open it. PGlite gets a
+ * folder, since one in memory would end with the CLI's process.
+ */
+export async function cliDatabase(t: Pick<Test, 'teardown' | 'testdir'>, kind: DatabaseKind): Promise<{ env: Record<string, string>; config: DatabaseConfig }> {
+  const database = await createTestDatabase(kind)
+  t.teardown(() => database.drop())
+  if (database.config.kind === 'postgres') return { env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '', DATABASE_URL: database.config.url }, config: database.config }
+  const dataDir = t.testdir()
+  return { env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '', DATABASE_URL: '', DATA_DIR: dataDir }, config: { kind: 'pglite', dataDir } }
 }
 
 /** Runs a CLI (a file under src/cli) to its exit, with `answers` on standard input, one a line. */
