@@ -17,7 +17,7 @@ import { openDatabase } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
 import { seedShop } from '../../src/demo/shop.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
-import { asDocShows, carriedOver, compare, pageOf, shell, type Carried, type Page } from './doc-examples.js'
+import { asDocShows, carriedOver, compare, pageOf, shell, type Carried, type Example, type Page } from './doc-examples.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 /** Pages with a test file of their own (test/docs/); pages.test.ts runs the rest. */
@@ -83,6 +83,22 @@ export function testPages(select: (file: string) => boolean): void {
   for (const page of pages) testPage(page)
 }
 
+/**
+ * Runs an example against the service at `origin`. A retried example is a read whose answer
+ * waits for background work: it is asked again until it prints what the page shows, for at
+ * most RETRY_FOR_MS.
+ */
+async function runExample(bash: ReturnType<typeof shell>, example: Example, command: string, origin: string) {
+  const run = () => bash.run(command.replaceAll(DOC_ORIGIN, origin))
+  let ran = await run()
+  const until = Date.now() + RETRY_FOR_MS
+  while (example.retry && !update && Date.now() < until && compare(example.expected ?? '', ran.stdout.replaceAll(origin, DOC_ORIGIN), new Map()).length > 0) {
+    await setTimeout(RETRY_PAUSE_MS)
+    ran = await run()
+  }
+  return ran
+}
+
 function testPage(page: Page & { file: string; text: string }): void {
   t.test(page.file, async (t) => {
     for (const kind of update ? databaseKinds().slice(0, 1) : databaseKinds()) {
@@ -98,13 +114,7 @@ function testPage(page: Page & { file: string; text: string }): void {
         const edits: { lines: [number, number]; text: string }[] = []
         for (const example of page.examples) {
           const command = carriedOver(example.command, carried)
-          let ran = await bash.run(command.replaceAll(DOC_ORIGIN, origin))
-          // A retried example is a read whose answer waits for background work: asked again until it is the page's, for at most RETRY_FOR_MS.
-          const until = Date.now() + RETRY_FOR_MS
-          while (example.retry && !update && Date.now() < until && compare(example.expected ?? '', ran.stdout.replaceAll(origin, DOC_ORIGIN), new Map()).length > 0) {
-            await setTimeout(RETRY_PAUSE_MS)
-            ran = await bash.run(command.replaceAll(DOC_ORIGIN, origin))
-          }
+          const ran = await runExample(bash, example, command, origin)
           const printed = ran.stdout.replaceAll(origin, DOC_ORIGIN)
           const at = `${page.file}:${example.line}`
           if (update) edits.push({ lines: example.commandLines, text: command })
