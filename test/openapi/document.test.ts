@@ -7,6 +7,7 @@ import t from 'tap'
 import { eachDatabase, type Api } from '../helpers/api.js'
 import { contract, operations, type DocumentedResponse, type OpenApiDocument } from '../helpers/contract.js'
 import { productBody } from '../helpers/fixtures.js'
+import { bodyName, nameComponents } from '../../src/openapi/components.js'
 
 const documentOf = async (api: Api, version: number) => (await api.anonymous.get(`/api/v${version}/openapi.json`)).body as OpenApiDocument
 
@@ -91,6 +92,18 @@ eachDatabase(t, async (t, api) => {
       walk(document.components.schemas, '#/components/schemas', false)
       t.same([...seen.values()].filter((places) => places.length > 1), [], `v${document.info.version}: no object schema twice`)
     }
+  })
+
+  t.test('a body named as a component another schema has is a mistake, found when the document is made', async (t) => {
+    t.equal(bodyName('createOrderItem'), 'OrderItemCreate')
+    t.equal(bodyName('updateProduct'), 'ProductPatch')
+    t.equal(bodyName('signIn'), 'SignIn')
+    const body = { type: 'object', properties: { name: { type: 'string' } } }
+    const document = {
+      paths: { '/api/v9/tokens': { post: { operationId: 'createToken', requestBody: { content: { 'application/json': { schema: body } } } } } },
+      components: { schemas: { TokenCreate: { type: 'object', properties: { other: { type: 'string' } } } } },
+    }
+    t.throws(() => nameComponents(document), /the body of createToken would be TokenCreate, which is another schema/)
   })
 
   t.test('every example is valid against its schema; the components every client meets have one', async (t) => {
