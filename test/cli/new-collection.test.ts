@@ -63,6 +63,8 @@ const cleanUp = () => {
   rmSync(root, { recursive: true, force: true })
 }
 t.teardown(cleanUp)
+// It type-checks, lints and migrates a copy of the project, and starts it on both databases.
+t.setTimeout(300_000)
 // tap ends a file past its time limit without its teardowns.
 process.once('exit', cleanUp)
 const node = (script: string, ...args: string[]) => runIn(root, process.execPath, [path.join(root, script), ...args])

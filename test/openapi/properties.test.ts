@@ -12,6 +12,9 @@ import { operations, type OpenApiDocument, type Operation } from '../helpers/con
 import { productBody } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
 
+// Every operation of both versions on both databases: near the suite's 120 s per file on a busy machine.
+t.setTimeout(300_000)
+
 const SEED = Number(process.env.OPENAPI_SEED ?? 20_261_124)
 /**
  * Random requests per operation, besides those that give each parameter a valid and an invalid
