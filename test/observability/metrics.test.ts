@@ -12,7 +12,7 @@ import { samples, valueOf } from './scrape.js'
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8'
 
-t.test('a scrape: requests counted and timed by method, route template and status, never by their URL', (t) =>
+t.test('a scrape: requests counted and timed by method, route template and status, never by their URL; the process; the database pools', (t) =>
   eachDatabase(t, async (t, api) => {
     const created = await api.admin.post(`${V1}/products`, productBody())
     t.equal(created.status, 201)
@@ -37,13 +37,9 @@ t.test('a scrape: requests counted and timed by method, route template and statu
     t.ok(valueOf(all, 'process_cpu_user_seconds_total')! > 0, "the process's metrics")
     t.ok(valueOf(all, 'nodejs_eventloop_lag_seconds')! >= 0)
     t.notOk(all.some((s) => s.name.startsWith('http_request_summary')), 'no summary beside the histogram')
-  }),
-)
 
-t.test('the database pools: connections open, idle, waiting and the most there may be (PGlite, one connection in the process, has none)', (t) =>
-  eachDatabase(t, async (t, api) => {
-    t.equal((await api.get(`${V1}/products`)).status, 200)
-    const all = samples((await api.get('/metrics')).text)
+    // The pools: connections open, idle, waiting and the most there may be; PGlite, one
+    // connection in the process, has none.
     const pool = all.filter((s) => s.name.startsWith('resourceful_db_pool_'))
     if (api.db.pools().length === 0) return void t.same(pool, [], 'no pool, no gauge')
     const primary = (name: string) => valueOf(all, `resourceful_db_pool_${name}`, { pool: 'primary' })!

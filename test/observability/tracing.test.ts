@@ -1,15 +1,10 @@
 // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set: a server span per request, named by
 // its route, with its status and request id, and a client span per database statement under it.
-// Spans go to an in-memory exporter, or to a collector on a loopback port; without the variable
-// no OpenTelemetry module is loaded at all.
-import { spawn } from 'node:child_process'
+// Spans go to an in-memory exporter, or to a collector on a loopback port (tracing-off.test.ts:
+// without the variable, nothing of OpenTelemetry is loaded).
 import { randomBytes } from 'node:crypto'
-import { rmSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
 import t, { type Test } from 'tap'
@@ -205,41 +200,4 @@ t.test('to a collector: OTLP/HTTP JSON posted to <endpoint>/v1/traces, sent when
   t.same(resourceSpans!.resource.attributes.find((a) => a.key === 'service.name')?.value, { stringValue: 'resourceful-otlp' })
   const span = resourceSpans!.scopeSpans.flatMap((scope) => scope.spans).find((s) => s.name === 'GET /livez')
   t.same(span?.attributes.find((a) => a.key === 'resourceful.request_id')?.value, { stringValue: 'otlp-1' })
-})
-
-/** Runs the service in a process of its own where importing OpenTelemetry fails, and answers one request. */
-function runRefusingOpenTelemetry(t: Test, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const refuse = `export async function resolve(specifier, context, next) {
-    if (/^@opentelemetry\\/|^@fastify\\/otel/.test(specifier)) throw new Error('OpenTelemetry loaded: ' + specifier)
-    return next(specifier, context)
-  }`
-  const script = path.join(tmpdir(), `refuse-otel-${hex(4)}.mjs`)
-  t.teardown(() => rmSync(script, { force: true }))
-  writeFileSync(
-    script,
-    `import { register } from 'node:module'
-    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(refuse)}))
-    const { buildApp } = await import(${JSON.stringify(pathToFileURL(path.resolve('src/app.ts')).href)})
-    const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.resolve('src/config.ts')).href)})
-    const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }))
-    const answer = await app.inject({ method: 'GET', url: '/metrics' })
-    await app.close()
-    process.stdout.write(String(answer.statusCode))`,
-  )
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)))
-  t.teardown(() => void child.kill())
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
-}
-
-t.test('without OTEL_EXPORTER_OTLP_ENDPOINT, no OpenTelemetry module is loaded', async (t) => {
-  const plain = await runRefusingOpenTelemetry(t, { OTEL_EXPORTER_OTLP_ENDPOINT: '' })
-  t.equal(plain.stdout, '200', plain.stderr)
-  t.equal(plain.code, 0)
-  const traced = await runRefusingOpenTelemetry(t, { OTEL_EXPORTER_OTLP_ENDPOINT: TRACING.endpoint })
-  t.not(traced.code, 0, 'with it, the service does load them (the refusal works)')
-  t.match(traced.stderr, /OpenTelemetry loaded: @/)
 })
