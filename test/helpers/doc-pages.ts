@@ -33,7 +33,7 @@ const RETRY_FOR_MS = 30_000
  */
 const SEED_REQUEST_TIMEOUT_MS = 60_000
 /** How long one file of pages may run. */
-const DOCS_FILE_TIMEOUT_MS = 360_000
+const DOCS_FILE_TIMEOUT_MS = 600_000
 
 function markdownFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
