@@ -7,8 +7,8 @@ import { accounts } from '../../src/db/accounts.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
-import { checkAnswers } from './contract.js'
-import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
+import { checkAnswers, type AnswerChecks } from './contract.js'
+import { createTestDatabase, databaseKinds, type DatabaseKind, type TestDatabase } from './databases.js'
 
 import type { Test } from 'tap'
 
@@ -122,6 +122,28 @@ function failRunningTest(owner: Test): (problem: string) => void {
 }
 
 /**
+ * Holds every answer of `app` to its OpenAPI document, listens on a free loopback port and, when
+ * `t` ends, closes the app and its database and drops it. Returns the service's origin.
+ */
+export async function serveForTest(
+  t: Test,
+  app: FastifyInstance,
+  db: Database,
+  database: TestDatabase,
+  checks: AnswerChecks = { report: failRunningTest(t) },
+): Promise<string> {
+  checkAnswers(app, checks)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(async () => {
+    await app.close()
+    await db.close()
+    await database.drop()
+  })
+  const address = app.server.address()
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+}
+
+/**
  * The service on a fresh, migrated database of `kind`, with an admin; closed and dropped when `t`
  * ends. `setup` may add routes (a test's own failure cases) before the service listens. The
  * client sends no credentials: a test names who calls with `api.admin`, `api.anonymous`,
@@ -150,15 +172,10 @@ export async function startApi(
   const own: { method: string; path: RegExp }[] = []
   app.addHook('onRoute', (route) => void own.push({ method: String(route.method), path: new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+')}$`) }))
   setup?.(app)
-  checkAnswers(app, { report: onContractProblem ?? failRunningTest(t), ignore: (method, path) => own.some((route) => route.method.includes(method) && route.path.test(path)) })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  t.teardown(async () => {
-    await app.close()
-    await db.close()
-    await database.drop()
+  const origin = await serveForTest(t, app, db, database, {
+    report: onContractProblem ?? failRunningTest(t),
+    ignore: (method, path) => own.some((route) => route.method.includes(method) && route.path.test(path)),
   })
-  const address = app.server.address()
-  const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const admin = await createUser(db, { roles: ['admin'], name: 'Test admin' })
   const base = { kind, app, db, databaseConfig: database.config, origin, adminToken: admin.token }
   return apiClient(base, {})

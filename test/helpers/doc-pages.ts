@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
 import { seedShop } from '../../src/demo/shop.js'
+import { serveForTest } from './api.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
 import { asDocShows, carriedOver, compare, pageOf, shell, type Carried, type Example, type Page } from './doc-examples.js'
 
@@ -50,21 +51,15 @@ const allPages = () =>
   .filter((page) => !process.env.DOCS_PAGES || process.env.DOCS_PAGES.split(',').includes(page.file))
 
 /** The service as `npm start` runs it (the page's settings on top), on a fresh seeded database, listening. */
-async function seededService(t: Pick<Test, 'teardown'>, kind: DatabaseKind, page: Page) {
+async function seededService(t: Test, kind: DatabaseKind, page: Page) {
   const database = await createTestDatabase(kind)
   const db = await openDatabase(database.config)
   await migrate(db)
   const config = { ...loadConfig({ LOG_LEVEL: 'silent', MIGRATE_ON_START: 'false', REQUEST_TIMEOUT_MS: String(SEED_REQUEST_TIMEOUT_MS), ...page.env }), database: database.config, port: 0 }
   const app = await buildApp(config, { database: db })
   const { tokens } = await seedShop(app, db)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  t.teardown(async () => {
-    await app.close()
-    await db.close()
-    await database.drop()
-  })
-  const address = app.server.address()
-  return { origin: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, tokens }
+  // The pages' answers are held to the OpenAPI document too.
+  return { origin: await serveForTest(t, app, db, database), tokens }
 }
 
 /** The page with each edit's lines (from 1, inclusive) replaced by its text. */
