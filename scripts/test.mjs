@@ -7,7 +7,10 @@
 // postgres); a container started with testcontainers where Docker runs. With none of them the
 // tests run on PGlite alone, with a warning; under CI=true that is a failure instead.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -45,6 +48,29 @@ async function canConnect(url) {
     return false
   } finally {
     await client.end().catch(() => {})
+  }
+}
+
+/**
+ * The migrated (and seeded) databases a run's test files copy instead of migrating their own
+ * (test/helpers/databases.ts): PostgreSQL databases and PGlite files named with the run's id,
+ * dropped when the run ends.
+ */
+const TEMPLATE_PREFIX = 'resourceful_template_'
+
+async function dropTemplates(url, run) {
+  for (const file of readdirSync(tmpdir()).filter((name) => name.startsWith(`${TEMPLATE_PREFIX}${run}`))) {
+    rmSync(path.join(tmpdir(), file), { recursive: true, force: true })
+  }
+  if (!url) return
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${TEMPLATE_PREFIX}${run}`])
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`)
+  } finally {
+    await client.end()
   }
 }
 
@@ -120,6 +146,8 @@ if (postgres) {
   console.warn('> WARNING: no PostgreSQL found; running on PGlite only (set TEST_DATABASE_URL to include it)')
 }
 
+env.TEST_RUN_ID = randomBytes(6).toString('hex')
+
 let summary
 rmSync(`${root}/.tap/report`, { recursive: true, force: true })
 const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...args], {
@@ -132,6 +160,7 @@ const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...
     return !/^# ERROR: incomplete \w+ coverage/.test(plain)
   },
 })
+await dropTemplates(postgres?.url, env.TEST_RUN_ID)
 await postgres?.stop()
 const failing = summary?.fail ?? 0
 if (tapCode !== 0 && failing === 0) failedChecks.push(`tap (exit code ${tapCode})`)

@@ -33,6 +33,7 @@ import { RouteTable } from './http/routes.js'
 import { serverFactory } from './http/server-factory.js'
 import { installTimeLimit } from './http/time-limit.js'
 import { AJV_OPTIONS } from './http/validator.js'
+import { compilersFactory } from './http/compilers.js'
 import { installCanonicalPaths, installDeprecationNotices, installVersion, versionPrefix, Versions, type ApiVersion } from './http/versioning.js'
 import { installDocument } from './openapi/document.js'
 import { installDocsPage } from './openapi/docs-page.js'
@@ -117,6 +118,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       frameworkErrors(error, request, reply)
     },
     ajv: AJV_OPTIONS,
+    schemaController: { compilersFactory },
     rewriteUrl: (request) => versions.rewrite(request),
   })
   const routes = new RouteTable()

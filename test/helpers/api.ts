@@ -6,9 +6,8 @@ import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
-import { migrate } from '../../src/db/migrate.js'
 import { checkAnswers, type AnswerChecks } from './contract.js'
-import { createTestDatabase, databaseKinds, type DatabaseKind, type TestDatabase } from './databases.js'
+import { createTestDatabase, eachKind, type DatabaseKind, type TestDatabase } from './databases.js'
 
 import type { Test } from 'tap'
 
@@ -163,10 +162,11 @@ export async function startApi(
     onContractProblem?: (problem: string) => void
   } = {},
 ): Promise<Api> {
-  const database = besides ? { config: besides.databaseConfig, drop: async () => {} } : await createTestDatabase(kind)
+  const database: TestDatabase = besides
+    ? { config: besides.databaseConfig, open: (config) => openDatabase(config!), drop: async () => {} }
+    : await createTestDatabase(kind, { migrated: true })
   if (statementTimeoutMs !== undefined && database.config.kind === 'postgres') database.config = { ...database.config, statementTimeoutMs }
-  const db = await openDatabase(database.config)
-  if (!besides) await migrate(db)
+  const db = await database.open(database.config)
   const app = await buildApp(testConfig({ ...config, database: database.config, migrateOnStart: false }), { ...options, database: db })
   // Routes `setup` adds are the test's own: no document has them.
   const own: { method: string; path: RegExp }[] = []
@@ -227,8 +227,6 @@ function apiClient(base: Base, credentials: Record<string, string>): Api {
  * Runs `fn` once per database kind (PostgreSQL and PGlite), each on its own fresh service; `api`
  * sends no credentials, as startApi's.
  */
-export async function eachDatabase(t: Test, fn: (t: Test, api: Api) => Promise<void>): Promise<void> {
-  for (const kind of databaseKinds()) {
-    await t.test(kind, async (sub) => fn(sub, await startApi(sub, kind)))
-  }
+export function eachDatabase(t: Test, fn: (t: Test, api: Api) => Promise<void>): Promise<void> {
+  return eachKind(t, async (sub, kind) => fn(sub, await startApi(sub, kind)))
 }

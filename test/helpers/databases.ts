@@ -1,7 +1,19 @@
-/** Fresh databases for tests: one PostgreSQL database or one in-memory PGlite per test, dropped afterwards. */
+/**
+ * Fresh databases for tests: one PostgreSQL database or one in-memory PGlite per test, dropped
+ * afterwards; migrated ones start as a copy of a database migrated once per run.
+ */
 import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import pg from 'pg'
+import tap, { type Test } from 'tap'
 import type { DatabaseConfig } from '../../src/config.js'
+import { openDatabase, type Database } from '../../src/db/client.js'
+import { migrate } from '../../src/db/migrate.js'
+import type { ClusterTemplate } from '../../src/db/pglite-template.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
 
@@ -22,8 +34,15 @@ export function databaseKinds(): DatabaseKind[] {
   return kinds
 }
 
+/** Runs `fn` once per database kind (PostgreSQL and PGlite), each in a subtest named for it. */
+export async function eachKind(t: Test, fn: (t: Test, kind: DatabaseKind) => Promise<void>): Promise<void> {
+  for (const kind of databaseKinds()) await t.test(kind, (sub) => fn(sub, kind))
+}
+
 export interface TestDatabase {
   config: DatabaseConfig
+  /** Opens it, with `config` in place of its own when given (an in-memory PGlite starts from its template). */
+  open(config?: DatabaseConfig): Promise<Database>
   /** Drops the database (PostgreSQL); PGlite's memory goes with its process. */
   drop(): Promise<void>
 }
@@ -34,8 +53,9 @@ function urlWithDatabase(url: string, database: string): string {
   return parsed.toString()
 }
 
-async function onServer<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl })
+/** Runs `fn` with a connection to the server's maintenance database (`url`, by default the tests' server). */
+export async function onServer<T>(fn: (client: pg.Client) => Promise<T>, url = serverUrl): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
     return await fn(client)
@@ -44,13 +64,149 @@ async function onServer<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A new, empty database of the given kind. */
-export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
-  if (kind === 'pglite') return { config: { kind: 'pglite', dataDir: 'memory://' }, drop: async () => {} }
-  const name = `resourceful_test_${randomBytes(6).toString('hex')}`
-  await onServer((client) => client.query(`CREATE DATABASE ${name}`))
+/**
+ * The run these processes belong to (scripts/test.mjs sets it, and drops what it names when the
+ * run ends): migrated templates are kept for the run, and shared by its test files.
+ */
+const RUN = process.env.TEST_RUN_ID && /^[a-z0-9]{1,16}$/.test(process.env.TEST_RUN_ID) ? process.env.TEST_RUN_ID : undefined
+/** Where a run's templates are: PostgreSQL databases and a PGlite file named with this prefix. */
+export const TEMPLATE_PREFIX = 'resourceful_template_'
+/** Held while a run's PostgreSQL template is made, so that its test files make it once. */
+const TEMPLATE_LOCK = 72_707_370
+
+let postgresTemplate: Promise<string> | undefined
+
+/**
+ * A PostgreSQL database with every migration applied, made once per run under an advisory lock,
+ * renamed into place only when complete, and closed to connections: `CREATE DATABASE ... TEMPLATE`
+ * refuses a template anyone is connected to. Migrating takes 0.3-0.7 s; copying, 0.05 s.
+ */
+function migratedPostgres(): Promise<string> {
+  postgresTemplate ??= onServer(async (client) => {
+    const name = `${TEMPLATE_PREFIX}${RUN}`
+    await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK])
+    try {
+      if ((await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount) return name
+      const building = `${name}_${randomBytes(4).toString('hex')}`
+      await client.query(`CREATE DATABASE ${building}`)
+      const db = await openDatabase({ kind: 'postgres', url: urlWithDatabase(serverUrl!, building) })
+      await migrate(db).finally(() => db.close())
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`)
+      await client.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`)
+      return name
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK])
+    }
+  })
+  return postgresTemplate
+}
+
+let pgliteTemplate: Promise<Buffer> | undefined
+
+/**
+ * A PGlite cluster with every migration applied, as the tar `loadDataDir` takes: made once per
+ * process, or per run in a file beside the others' (written aside and renamed into place, so a
+ * file that exists is whole). Migrating takes 1.3 s; loading the tar, 0.3 s.
+ */
+function migratedPglite(): Promise<Buffer> {
+  const file = RUN && path.join(tmpdir(), `${TEMPLATE_PREFIX}${RUN}.tar`)
+  pgliteTemplate ??= (async () => {
+    if (file && existsSync(file)) return readFileSync(file)
+    const dir = mkdtempSync(path.join(tmpdir(), 'pglite-template-'))
+    try {
+      const db = await openDatabase({ kind: 'pglite', dataDir: dir })
+      await migrate(db).finally(() => db.close())
+      const pglite = await PGlite.create(dir, { extensions: { pg_trgm } })
+      const tar = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer())
+      await pglite.close()
+      if (file) {
+        const aside = `${file}.${randomBytes(4).toString('hex')}`
+        writeFileSync(aside, tar)
+        renameSync(aside, file)
+      }
+      return tar
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })()
+  return pgliteTemplate
+}
+
+/** A template that is always there and hands out `tar`. */
+const fromTar = (tar: Buffer): ClusterTemplate => ({ ensure: async () => true, copyTo: () => new Blob([tar]) })
+
+/**
+ * What makes a migrated database's schema: its relations, columns, functions and triggers. A
+ * database a test changed the schema of is not used again.
+ */
+const SCHEMA_PRINT = `SELECT md5(string_agg(part, ',' ORDER BY part)) AS print FROM (
+  SELECT concat_ws(':', c.relname, c.relkind::text, a.attname, a.atttypid::text, a.attnotnull::text, a.atthasdef::text)
+    FROM pg_class c LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE c.relnamespace = current_schema()::regnamespace
+  UNION ALL SELECT proname FROM pg_proc WHERE pronamespace = current_schema()::regnamespace
+  UNION ALL SELECT tgname FROM pg_trigger WHERE NOT tgisinternal
+) parts(part)`
+
+/** Empties every table but the migrations' bookkeeping, and starts the identities over: as migrated. */
+const EMPTY_ALL = `DO $$ BEGIN EXECUTE (
+  SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE'
+    FROM pg_tables WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations'
+); END $$`
+
+/** In-memory PGlite databases that tests are done with, emptied, for the next test of this process. */
+const idle: Database[] = []
+/** Idle databases kept at most; each holds its cluster in memory. */
+const MAX_IDLE = 2
+let migratedPrint: Promise<string> | undefined
+
+const schemaPrint = async (db: Database) => (await db.query<{ print: string }>(SCHEMA_PRINT, []))[0]!.print
+
+/**
+ * A migrated in-memory PGlite: an idle one if there is one, else a new one from the template.
+ * Starting PGlite costs 2.2 s of CPU, emptying one 0.02 s. Closing it gives it back, emptied,
+ * unless its schema is not the migrated one any more (a test's own trigger or table) or it fails.
+ */
+async function migratedPgliteDatabase(config: DatabaseConfig): Promise<Database> {
+  const db = idle.pop() ?? (await openDatabase(config, fromTar(await migratedPglite())))
+  if (!migratedPrint) {
+    migratedPrint = schemaPrint(db)
+    // An open PGlite keeps its process running.
+    tap.teardown(() => Promise.all(idle.splice(0).map((kept) => kept.close())))
+  }
   return {
-    config: { kind: 'postgres', url: urlWithDatabase(serverUrl!, name) },
+    ...db,
+    async close() {
+      try {
+        if (idle.length >= MAX_IDLE || (await schemaPrint(db)) !== (await migratedPrint)) throw new Error('not kept')
+        await db.query(EMPTY_ALL, [])
+        idle.push(db)
+      } catch {
+        await db.close()
+      }
+    },
+  }
+}
+
+/**
+ * A new database of the given kind: empty, or with every migration applied (`migrated`), which
+ * outside a run of scripts/test.mjs PostgreSQL does by migrating it.
+ */
+export async function createTestDatabase(kind: DatabaseKind, { migrated = false } = {}): Promise<TestDatabase> {
+  if (kind === 'pglite') {
+    const config: DatabaseConfig = { kind: 'pglite', dataDir: 'memory://' }
+    return { config, open: () => (migrated ? migratedPgliteDatabase(config) : openDatabase(config)), drop: async () => {} }
+  }
+  const name = `resourceful_test_${randomBytes(6).toString('hex')}`
+  const template = migrated && RUN ? await migratedPostgres() : undefined
+  await onServer((client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`))
+  const config: DatabaseConfig = { kind: 'postgres', url: urlWithDatabase(serverUrl!, name) }
+  return {
+    config,
+    async open(given = config) {
+      const db = await openDatabase(given)
+      if (migrated && !template) await migrate(db)
+      return db
+    },
     drop: () => onServer(async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
   }
 }

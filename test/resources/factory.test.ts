@@ -1,6 +1,6 @@
 // The collection factory is generic: any collection declared with a schema and options gets the
 // conventions, and can add rules with hooks. `gadgets` is a collection only this test declares.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { Type } from 'typebox'
 import { Product, ProductCreate } from '../../src/collections/products/schema.js'
 import { usersCollection } from '../../src/collections/users/index.js'
@@ -9,12 +9,7 @@ import { defineCollection, type WriteContext } from '../../src/resources/collect
 import { createBodySchema, patchBodySchema, replaceBodySchema } from '../../src/resources/derive-schemas.js'
 import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
-import { databaseKinds, type DatabaseKind } from '../helpers/databases.js'
-
-/** Runs `fn` once per database kind, as eachDatabase does for the shop's collections. */
-async function eachKind(t: Test, fn: (t: Test, kind: DatabaseKind) => Promise<void>): Promise<void> {
-  for (const kind of databaseKinds()) await t.test(kind, (sub) => fn(sub, kind))
-}
+import { eachKind } from '../helpers/databases.js'
 
 const GadgetCreate = Type.Object(
   { name: Type.String({ minLength: 1 }), sku: Type.String(), price: Money(), description: Type.Optional(Nullable(Type.String())) },
