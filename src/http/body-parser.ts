@@ -17,6 +17,9 @@ export const JSON_TYPES = [JSON_TYPE, MERGE_PATCH_TYPE]
 /** Methods whose body is read; content sent with any other (GET, DELETE) is ignored (RFC 9110 §9.3.1, §9.3.5). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
+/** RFC 9110 §8.3.1: `type "/" subtype`, as Fastify checks a Content-Type before any parser runs (else 415). */
+const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(;|$)/
+
 /** RFC 5789 §3.1: the patch formats PATCH accepts, sent with OPTIONS and with a 415 to a PATCH. */
 export const ACCEPT_PATCH = `${MERGE_PATCH_TYPE}, ${JSON_TYPE}`
 
@@ -80,6 +83,14 @@ export async function requireBody(request: FastifyRequest): Promise<void> {
 }
 
 export function installBodyParser(app: FastifyInstance): void {
+  // Content sent with a method that reads none is ignored (RFC 9110 §9.3.5), under a Content-Type
+  // that is no media type at all too, which Fastify would refuse with a 415 before any parser:
+  // such content goes to the catch-all parser below, as any other type's does.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type']
+    if (type !== undefined && !BODY_METHODS.has(request.method) && !MEDIA_TYPE.test(type)) request.headers['content-type'] = 'application/octet-stream'
+    done()
+  })
   app.removeAllContentTypeParsers()
   const parseJson: FastifyBodyParser<Buffer> = (request, body, done) => {
     if (!readsBody(request)) return done(null, undefined)
