@@ -66,6 +66,11 @@ export interface BuildOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /**
+     * Checks that the database takes the service's connections (the pool's, and the migrations'
+     * when MIGRATE_ON_START): run before listening, so a start that cannot work fails before a port is bound.
+     */
+    preflight(): Promise<void>
     /** Migrates (MIGRATE_ON_START), creates the admin (ADMIN_EMAIL), then reports ready. */
     start(): Promise<void>
     /** Each version's OpenAPI document as JSON text, by version (generated on first use after `ready`, then kept). */
@@ -192,6 +197,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     )
   }
   await installDocsPage(app, versions)
+  app.decorate('preflight', async () => {
+    await db.query('SELECT 1', [])
+    if (config.migrateOnStart) await db.withSession((session) => session.query('SELECT 1'))
+  })
   app.decorate('start', async () => {
     await counters.connected?.()
     const migrated = config.migrateOnStart ? await migrate(db) : undefined

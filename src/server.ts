@@ -1,10 +1,11 @@
 /**
- * Starts the service: configuration, database, listen, migrations while /readyz says "starting",
+ * Starts the service: configuration, a database that answers, listen, migrations while /readyz says "starting",
  * and a graceful stop on SIGTERM and SIGINT.
  */
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { operatorMessage } from './db/database-errors.js'
 
 /**
  * SIGTERM (DESIGN "Limits and faults"): /readyz turns 503, the listener stops accepting, idle
@@ -37,8 +38,11 @@ async function main(): Promise<void> {
   }
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)
-  await app.listen({ port: config.port, host: config.host })
   try {
+    // The database first: one that does not exist or refuses the service fails the start before a port is bound.
+    await app.preflight()
+    // Then listen, before migrating, so that /readyz can say "starting" (docs/decisions.md); the line says so.
+    await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `Server listening at ${address} (starting: the API answers 503 until ready)` })
     await app.start()
   } catch (error) {
     await app.close()
@@ -49,7 +53,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // One line naming the problem; a ConfigError already names the variable.
-  const message = error instanceof ConfigError ? `Invalid configuration: ${error.message}` : `Failed to start: ${String(error instanceof Error ? error.message : error)}`
+  const message = error instanceof ConfigError ? `Invalid configuration: ${error.message}` : `Failed to start: ${operatorMessage(error)}`
   process.stderr.write(`${message}\n`)
   process.exit(1)
 })

@@ -8,6 +8,7 @@ import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { accounts } from '../db/accounts.js'
 import { openDatabase } from '../db/client.js'
+import { operatorMessage } from '../db/database-errors.js'
 import { migrate } from '../db/migrate.js'
 import { isApiError } from '../errors.js'
 
@@ -75,7 +76,7 @@ main().catch((error: unknown) => {
       ? `Invalid configuration: ${error.message}`
       : isApiError(error) && error.code === 'CONFLICT'
         ? 'A user with that email exists already.'
-        : `Could not create the user: ${error instanceof Error ? error.message : String(error)}`
+        : `Could not create the user: ${operatorMessage(error)}`
   process.stderr.write(`${message}\n`)
   process.exitCode = 1
 })

@@ -95,3 +95,26 @@ export function translateDatabaseError(error: unknown): ApiError | undefined {
 }
 
 const stillReferenced = (cause: unknown) => new ApiError('CONFLICT', 'Other items still refer to this one; delete or change them first.', [], { cause })
+
+/**
+ * A pooler refusing a parameter the driver sends when connecting: PgBouncer 1.18 in transaction
+ * mode answers `unsupported startup parameter: statement_timeout` (SQLSTATE 08P01, FATAL).
+ */
+const REFUSED_STARTUP_PARAMETER = /^unsupported startup parameter: (\w+)/
+
+/**
+ * What an operator reads when the database stops a start or a command: the driver's own message
+ * (`unavailable` keeps it as the cause of the client's "temporarily unavailable"), and the fix
+ * where the cause is known.
+ */
+export function operatorMessage(error: unknown): string {
+  const cause = error instanceof ApiError && error.code === 'SERVICE_UNAVAILABLE' && error.cause !== undefined ? error.cause : error
+  const message = cause instanceof Error ? cause.message : String(cause)
+  const parameter = REFUSED_STARTUP_PARAMETER.exec(message)?.[1]
+  if (!parameter) return message
+  return (
+    `${message}: DATABASE_URL leads to a connection pooler (PgBouncer) that refuses the ${parameter} the service sends when connecting; ` +
+    `add ?pgbouncer=true to DATABASE_URL (a pooler in transaction mode needs it) and give the database role its ${parameter}, ` +
+    `or list ${parameter} in ignore_startup_parameters in pgbouncer.ini (docs/how-to/deploy.md, PgBouncer)`
+  )
+}

@@ -191,6 +191,35 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
   }),
 )
 
+t.test('a bad list parameter says what works: every known parameter, paging and sorting too, the nearest name, and order for a sign (EP-21, ERR-05)', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const known = 'list parameters: page, size, sort, order, cursor; filterable fields: name, sku, price, stock, status, tags, description, review_count, created_at, updated_at'
+    const unknown = (hint: string) => `is not a known parameter${hint}; ${known}`
+    const signed = (name: string, use: string) => ({ field: 'sort', reason: `cannot sort by "${name}"; the direction goes in order: ${use}` })
+    const cases: [query: string, details: { field: string; reason: string }[]][] = [
+      // Before, the reason listed the filterable fields alone: size, page and sort looked unknown too.
+      ['sizee=5', [{ field: 'sizee', reason: unknown(' (did you mean size?)') }]],
+      ['szie=5', [{ field: 'szie', reason: unknown(' (did you mean size?)') }]],
+      ['Page=2', [{ field: 'Page', reason: unknown(' (did you mean page?)') }]],
+      ['limit=5', [{ field: 'limit', reason: unknown(' (did you mean size?)') }]],
+      ['prise[gt]=5', [{ field: 'prise[gt]', reason: unknown(' (did you mean price[gt]?)') }]],
+      ['colour=red', [{ field: 'colour', reason: unknown('') }]],
+      ['sizes[gt]=5', [{ field: 'sizes[gt]', reason: unknown('') }]],
+      // Before: 'cannot sort by "-price"; sortable fields: ...', not a word of order.
+      ['sort=-price', [signed('-price', 'sort=price&order=desc')]],
+      ['sort=-price,name', [signed('-price', 'sort=price,name&order=desc,asc')]],
+      ['sort=-price,-name', [signed('-price', 'sort=price,name&order=desc'), signed('-name', 'sort=price,name&order=desc')]],
+      ['sort=%2Bprice', [signed('+price', 'sort=price&order=asc')]],
+    ]
+    for (const [query, details] of cases) {
+      const res = await api.anonymous.get(`${V1}/products?${query}`)
+      t.equal(res.status, 400, query)
+      t.equal(res.body.error.code, 'INVALID_PARAMETER', query)
+      t.same(res.body.error.details, details, query)
+    }
+  }),
+)
+
 t.test('the document bounds sort and order as the parser reads them: each sortable field once, a direction each', (t) =>
   eachDatabase(t, async (t, api) => {
     const list = (JSON.parse(api.app.openapi.get(2)!()) as OpenApiDocument).paths['/api/v2/products']!.get!

@@ -13,12 +13,15 @@ import { until } from './until.js'
 const PGBOUNCER = '/usr/sbin/pgbouncer'
 const HAPROXY = '/usr/sbin/haproxy'
 
+const BINARIES = { pgbouncer: PGBOUNCER, haproxy: HAPROXY }
+
 /** Why these tests cannot run on this machine, or undefined when they can. In CI they must. */
-export function missingInfrastructure(): string | undefined {
-  const missing = [PGBOUNCER, HAPROXY].filter((binary) => !existsSync(binary))
+export function missingInfrastructure(needs: (keyof typeof BINARIES)[] = ['pgbouncer', 'haproxy']): string | undefined {
+  const missing = needs.filter((name) => !existsSync(BINARIES[name]))
   if (missing.length === 0) return undefined
-  if (process.env.CI === 'true') throw new Error(`CI needs ${missing.join(' and ')} (.ci/run installs them)`)
-  return `needs ${missing.join(' and ')} (apt-get install pgbouncer haproxy)`
+  const binaries = missing.map((name) => BINARIES[name])
+  if (process.env.CI === 'true') throw new Error(`CI needs ${binaries.join(' and ')} (.ci/run installs them)`)
+  return `needs ${binaries.join(' and ')} (apt-get install ${missing.join(' ')})`
 }
 
 export function freePort(): Promise<number> {
@@ -57,11 +60,15 @@ async function serve(t: Pick<Test, 'teardown'>, what: string, command: string, a
   })
 }
 
+/** The startup parameters PgBouncer drops instead of refusing the connection, as deployments often have it. */
+const IGNORED_STARTUP_PARAMETERS = ['extra_float_digits', 'statement_timeout']
+
 /**
  * PgBouncer in transaction mode in front of the PostgreSQL of `databaseUrl`, with the database
  * under the same name: returns the URL that goes through it. It trusts loopback as the server does.
+ * `ignoreStartupParameters: []` is PgBouncer's own default: a client sending one is refused.
  */
-export async function startPgBouncer(t: Pick<Test, 'teardown'>, databaseUrl: string): Promise<string> {
+export async function startPgBouncer(t: Pick<Test, 'teardown'>, databaseUrl: string, { ignoreStartupParameters = IGNORED_STARTUP_PARAMETERS } = {}): Promise<string> {
   const target = new URL(databaseUrl)
   const dir = configDir(t)
   const port = await freePort()
@@ -82,8 +89,8 @@ export async function startPgBouncer(t: Pick<Test, 'teardown'>, databaseUrl: str
       // client connection really do land on different server connections.
       'default_pool_size = 4',
       'max_client_conn = 500',
-      // As deployments often have it: then what breaks without ?pgbouncer=true is prepared statements.
-      'ignore_startup_parameters = extra_float_digits, statement_timeout',
+      // With statement_timeout ignored, what breaks without ?pgbouncer=true is prepared statements.
+      ...(ignoreStartupParameters.length > 0 ? [`ignore_startup_parameters = ${ignoreStartupParameters.join(', ')}`] : []),
       '',
     ].join('\n'),
   )

@@ -26,44 +26,107 @@ interface DmmfField {
 }
 interface DmmfModel { name: string; dbName: string | null; fields: DmmfField[] }
 interface DmmfIndex { model: string; type: 'id' | 'unique' | 'normal' | 'fulltext'; fields: { name: string }[] }
-interface Datamodel { models: DmmfModel[]; enums: { name: string; dbName: string | null; values: { name: string }[] }[]; indexes: DmmfIndex[] }
+export interface Datamodel { models: DmmfModel[]; enums: { name: string; dbName: string | null; values: { name: string }[] }[]; indexes: DmmfIndex[] }
 
 const require = createRequire(import.meta.url)
 
-export function readDatamodel(schemaPath = 'prisma/schema.prisma'): Datamodel {
+/** Prisma's own view (the DMMF) of a schema's text. */
+export function parseDatamodel(prismaSchema: string): Datamodel {
   const wasm = require('@prisma/prisma-schema-wasm') as { get_dmmf(params: string): string }
-  return JSON.parse(wasm.get_dmmf(JSON.stringify({ prismaSchema: readFileSync(schemaPath, 'utf8') }))).datamodel
+  return JSON.parse(wasm.get_dmmf(JSON.stringify({ prismaSchema }))).datamodel
 }
 
-/** PostgreSQL's `format_type` for a Prisma scalar, as `prisma migrate` would create it. */
-function columnType(field: DmmfField, enums: Map<string, string>): string {
-  const [native, args = []] = field.nativeType ?? []
-  let type: string
-  if (field.kind === 'enum') type = enums.get(field.type)!
-  else if (native === 'Uuid') type = 'uuid'
-  else if (native === 'VarChar') type = `character varying(${args[0]})`
-  else if (native === 'SmallInt') type = 'smallint'
-  else if (native === 'Decimal') type = `numeric(${args.join(',')})`
-  else if (native === 'Timestamptz') type = `timestamp(${args[0] ?? 6}) with time zone`
-  else if (native) throw new Error(`schema-diff: native type ${native} is not mapped yet`)
-  else {
-    const defaults: Record<string, string> = {
-      String: 'text', Int: 'integer', BigInt: 'bigint', Float: 'double precision', Boolean: 'boolean',
-      Decimal: 'numeric(65,30)', DateTime: 'timestamp(3) without time zone', Json: 'jsonb', Bytes: 'bytea',
-    }
-    type = defaults[field.type]!
+export const readDatamodel = (schemaPath = 'prisma/schema.prisma'): Datamodel => parseDatamodel(readFileSync(schemaPath, 'utf8'))
+
+/**
+ * A column type twice: as `format_type` prints the column (`character(2)`), and as PostgreSQL
+ * prints a constant cast to it in a default (`'US'::bpchar`: the type's own name, no modifier).
+ */
+interface ColumnType {
+  type: string
+  cast: string
+}
+
+const plain = (type: string): ColumnType => ({ type, cast: type })
+/** A type with an optional length or precision: `name(n)suffix`, or `name suffix` without one. */
+const sized = (name: string, cast: string, suffix = '') => ([n]: string[]): ColumnType => ({
+  type: n === undefined ? `${name}${suffix ? ` ${suffix}` : ''}` : `${name}(${n})${suffix ? ` ${suffix}` : ''}`,
+  cast,
+})
+
+/**
+ * Every native type of Prisma's PostgreSQL connector (prisma-engines, psl's
+ * `postgres_datamodel_connector/native_types.rs`), as its migrations create it: the schema engine
+ * writes `CHAR(2)`, `VARBIT`, `TIMESTAMPTZ(3)`, arguments only where the schema gives them.
+ * Without an argument PostgreSQL takes its own default: `CHAR` and `BIT` are one long, the others
+ * unbounded or at full precision (`format_type` then prints no modifier).
+ */
+const NATIVE_TYPES: Record<string, (args: string[]) => ColumnType> = {
+  Text: () => plain('text'),
+  Char: ([n = '1']) => ({ type: `character(${n})`, cast: 'bpchar' }),
+  VarChar: sized('character varying', 'character varying'),
+  Bit: ([n = '1']) => ({ type: `bit(${n})`, cast: '"bit"' }),
+  VarBit: sized('bit varying', 'bit varying'),
+  Uuid: () => plain('uuid'),
+  Xml: () => plain('xml'),
+  Json: () => plain('json'),
+  JsonB: () => plain('jsonb'),
+  Inet: () => plain('inet'),
+  Citext: () => plain('citext'),
+  Money: () => plain('money'),
+  Oid: () => plain('oid'),
+  SmallInt: () => plain('smallint'),
+  Integer: () => plain('integer'),
+  BigInt: () => plain('bigint'),
+  Real: () => plain('real'),
+  DoublePrecision: () => plain('double precision'),
+  Decimal: (args) => ({ type: args.length > 0 ? `numeric(${args.join(',')})` : 'numeric', cast: 'numeric' }),
+  Timestamp: sized('timestamp', 'timestamp without time zone', 'without time zone'),
+  Timestamptz: sized('timestamp', 'timestamp with time zone', 'with time zone'),
+  Date: () => plain('date'),
+  Time: sized('time', 'time without time zone', 'without time zone'),
+  Timetz: sized('time', 'time with time zone', 'with time zone'),
+  Boolean: () => plain('boolean'),
+  ByteA: () => plain('bytea'),
+}
+
+/** The native type of each Prisma scalar without `@db.*`, as Prisma's PostgreSQL connector chooses it. */
+const SCALAR_DEFAULTS: Record<string, [string, string[]]> = {
+  String: ['Text', []],
+  Int: ['Integer', []],
+  BigInt: ['BigInt', []],
+  Float: ['DoublePrecision', []],
+  Boolean: ['Boolean', []],
+  Decimal: ['Decimal', ['65', '30']],
+  DateTime: ['Timestamp', ['3']],
+  Json: ['JsonB', []],
+  Bytes: ['ByteA', []],
+}
+
+/** The column type Prisma's migrations give `field`; a type this file does not know stops the comparison, naming it. */
+function columnType(model: DmmfModel, field: DmmfField, enums: Map<string, string>): ColumnType {
+  if (field.kind === 'enum') return plain(enums.get(field.type)!)
+  const [native, args] = field.nativeType ?? SCALAR_DEFAULTS[field.type] ?? []
+  const mapped = native === undefined ? undefined : NATIVE_TYPES[native]
+  if (!mapped) {
+    const what = native === undefined ? `the scalar type ${field.type}` : `the native type @db.${native}`
+    throw new Error(`schema-diff: ${model.name}.${field.name} has ${what}, which test/helpers/schema-diff.ts does not map to a PostgreSQL type; add it there`)
   }
-  return field.isList ? `${type}[]` : type
+  return mapped(args ?? [])
 }
 
-function columnDefault(field: DmmfField, type: string, sequence: string): string | null {
+/** `type` of a list column: `character(2)[]`. */
+const listOf = ({ type, cast }: ColumnType): ColumnType => ({ type: `${type}[]`, cast: `${cast}[]` })
+
+function columnDefault(field: DmmfField, column: ColumnType, sequence: string): string | null {
   if (!field.hasDefaultValue) return null
   const value = field.default as { name?: string } | string | number | boolean | unknown[]
-  if (Array.isArray(value)) return `ARRAY[]::${type}`
+  // PostgreSQL casts an empty array to the type without its modifier, then to the column's type.
+  if (Array.isArray(value)) return column.type === column.cast ? `ARRAY[]::${column.type}` : `(ARRAY[]::${column.cast})::${column.type}`
   if (typeof value === 'object' && value !== null && value.name === 'now') return 'CURRENT_TIMESTAMP'
   if (typeof value === 'object' && value !== null && value.name === 'autoincrement') return `nextval('${sequence}'::regclass)`
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-  return `'${String(value)}'::${type}`
+  return `'${String(value)}'::${column.cast}`
 }
 
 const ACTIONS: Record<string, string> = { Cascade: 'CASCADE', Restrict: 'RESTRICT', SetNull: 'SET NULL', SetDefault: 'SET DEFAULT', NoAction: 'NO ACTION' }
@@ -117,10 +180,11 @@ export function expectedFacts(model: Datamodel, schema = readFileSync('prisma/sc
         facts.foreignKeys.push(`${table(m)}: FOREIGN KEY (${from}) REFERENCES ${table(target)}(${to}) ON UPDATE ${onUpdate} ON DELETE ${onDelete}`)
         continue
       }
-      const type = columnType(field, enums)
+      const scalar = columnType(m, field, enums)
+      const type = field.isList ? listOf(scalar) : scalar
       const notNull = field.isRequired && !field.isList
       const name = field.dbName ?? field.name
-      facts.columns.push(`${table(m)}.${name} ${type}${notNull ? ' NOT NULL' : ''} DEFAULT ${columnDefault(field, type, `${table(m)}_${name}_seq`)}`)
+      facts.columns.push(`${table(m)}.${name} ${type.type}${notNull ? ' NOT NULL' : ''} DEFAULT ${columnDefault(field, type, `${table(m)}_${name}_seq`)}`)
     }
     for (const field of unsupported.get(m.name) ?? []) facts.columns.push(`${table(m)}.${field}`)
   }

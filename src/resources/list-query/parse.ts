@@ -9,6 +9,7 @@ import {
 import { decodeCursor } from './cursor.js'
 import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
 import { Int32 } from '../schema-types.js'
+import { closestName } from './suggest.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
@@ -27,6 +28,10 @@ const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
 const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor'])
+/** A key's name and its operator: `price[gt]`, `sizee`. */
+const KEY_PARTS = /^(.*?)(\[[^\]]*\])?$/
+/** A sign before a sort field, as other APIs say "descending" (`+` arrives as a space in a query string). */
+const SIGNED = /^[-+ ]/
 /**
  * Longest cursor taken. One the service makes holds a row's sort keys, and those it can read back
  * are under 1,500 characters (measured: users by a name JSON escapes to 720 bytes and a 254-character
@@ -71,7 +76,7 @@ function parseSort(sortRaw: string | undefined, orderRaw: string | undefined, sp
   const keys: SortKey[] = []
   for (const name of names) {
     const field = spec.sortable.get(name)
-    if (!field) problems.add('sort', `cannot sort by "${name}"; sortable fields: ${[...spec.sortable.keys()].join(', ')}`)
+    if (!field) problems.add('sort', cannotSortBy(name, names, spec))
     else if (keys.some((key) => key.field === field)) problems.add('sort', `names "${name}" twice`)
     else keys.push({ field, direction: 'asc' })
   }
@@ -90,11 +95,33 @@ function parseSort(sortRaw: string | undefined, orderRaw: string | undefined, sp
   return keys
 }
 
+/**
+ * Why a sort name is refused. A signed one (`-price`) names the parameters that say it here:
+ * `sort=price&order=desc`, for every signed name of the sort.
+ */
+function cannotSortBy(name: string, names: string[], spec: ListSpec): string {
+  if (!SIGNED.test(name) || !spec.sortable.has(name.slice(1))) return `cannot sort by "${name}"; sortable fields: ${[...spec.sortable.keys()].join(', ')}`
+  const keys = names.filter((n) => spec.sortable.has(SIGNED.test(n) ? n.slice(1) : n))
+  const directions = keys.map((n) => (n.startsWith('-') ? 'desc' : 'asc'))
+  const order = directions.every((d) => d === directions[0]) ? directions[0] : directions.join(',')
+  return `cannot sort by "${name}"; the direction goes in order: sort=${keys.map((n) => (SIGNED.test(n) ? n.slice(1) : n)).join(',')}&order=${order}`
+}
+
+/** Why `key` is refused: every parameter the list knows, its own and the filters, and the one `key` is likely a slip of. */
+function unknownParameter(key: string, spec: ListSpec): string {
+  const filters = [...spec.filterable.keys()]
+  const [, name = key, operator] = KEY_PARTS.exec(key)!
+  // The list's own parameters take no operator: `sizee` may be size, `prise[gt]` only a filter.
+  const closest = closestName(name, operator === undefined ? [...RESERVED, ...filters] : filters)
+  const hint = closest === undefined ? '' : ` (did you mean ${closest}${operator ?? ''}?)`
+  return `is not a known parameter${hint}; list parameters: ${[...RESERVED].join(', ')}; filterable fields: ${filters.join(', ')}`
+}
+
 function parseFilter(key: string, raws: string[], spec: ListSpec, problems: Problems): Filter | undefined {
   const match = FILTER_KEY.exec(key)
   const field = match ? spec.filterable.get(match[1]!) : undefined
   if (!match || !field) {
-    problems.add(key, `is not a known parameter; filterable fields: ${[...spec.filterable.keys()].join(', ')}`)
+    problems.add(key, unknownParameter(key, spec))
     return undefined
   }
   const op = match[2] ?? 'eq'
