@@ -44,6 +44,26 @@ eachDatabase(t, async (t, api) => {
     for (const id of ['listProducts', 'updateProduct', 'listReviews', 'listWebhookDeliveries', 'getWebhookDelivery', 'signIn', 'listEvents']) t.ok(ids.has(id), id)
   })
 
+  t.test('summaries in words: an item with its article, a list by its name and its parent', async (t) => {
+    const expected = [
+      ['get', '/api/v2/products', 'List products'],
+      ['post', '/api/v2/products', 'Create a product'],
+      ['get', '/api/v2/products/{id}', 'Read a product'],
+      ['put', '/api/v2/products/{id}', 'Replace a product'],
+      ['patch', '/api/v2/products/{id}', 'Change fields of a product (JSON merge patch)'],
+      ['delete', '/api/v2/products/{id}', 'Delete a product'],
+      ['get', '/api/v2/products/{parentId}/reviews', "List a product's reviews"],
+      ['put', '/api/v2/products/{parentId}/reviews/{id}', 'Replace a review'],
+      ['post', '/api/v2/orders', 'Create an order'],
+      ['get', '/api/v2/orders/{parentId}/items/{id}', 'Read an order item'],
+      ['post', '/api/v2/users', 'Create a user'],
+      ['get', '/api/v2/webhooks/{parentId}/deliveries', "List a webhook's deliveries"],
+      ['get', '/api/v2/webhooks/{parentId}/deliveries/{id}', 'Read a webhook delivery'],
+    ] as const
+    for (const [method, path, summary] of expected) t.equal(v2.paths[path]![method]!.summary, summary, `${method.toUpperCase()} ${path}`)
+    for (const { path, method, operation } of operations(v2)) t.notMatch(operation.summary, / one of /, `${method.toUpperCase()} ${path}: "${operation.summary}"`)
+  })
+
   t.test('components: the error body and each collection\'s schemas, per version', async (t) => {
     for (const name of ['Error', 'Product', 'ProductSummary', 'ProductCreate', 'ProductReplace', 'ProductPatch', 'User', 'Order', 'OrderItem', 'Webhook', 'WebhookCreated']) {
       t.ok(v2.components.schemas[name], `v2 has ${name}`)
