@@ -728,10 +728,7 @@ export interface components {
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
-            /**
-             * @description Only admins set roles.
-             * @default []
-             */
+            /** @description Only admins set roles. Default: `[]`. */
             roles?: "admin"[];
         };
         UserReplace: {
@@ -841,19 +838,19 @@ export interface components {
             cost?: number | null;
             /**
              * Format: int32
-             * @default 0
+             * @description Default: `0`.
              * @example 40
              */
             stock?: number | null;
             /**
-             * @default draft
+             * @description Default: `"draft"`.
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
             /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
             /**
-             * @default []
+             * @description Default: `[]`.
              * @example [
              *       "kitchen",
              *       "ceramic"
@@ -1051,8 +1048,7 @@ export interface components {
             /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
-             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-             * @default pending
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending. Default: `"pending"`.
              * @enum {string}
              */
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
@@ -1214,7 +1210,7 @@ export interface components {
             events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
-            /** @default true */
+            /** @description Default: `true`. */
             active?: boolean | null;
             description?: string | null;
         };
@@ -1340,15 +1336,11 @@ export interface components {
         };
         TokenCreate: {
             name: string;
-            /**
-             * @default [
-             *       "read"
-             *     ]
-             */
+            /** @description Default: `["read"]`. */
             scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @default 30
+             * @description Default: `30`.
              */
             expires_in_days?: number;
         };

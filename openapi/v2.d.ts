@@ -683,10 +683,7 @@ export interface components {
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
-            /**
-             * @description Only admins set roles.
-             * @default []
-             */
+            /** @description Only admins set roles. Default: `[]`. */
             roles?: "admin"[];
         };
         UserReplace: {
@@ -785,19 +782,19 @@ export interface components {
             cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
-             * @default 0
+             * @description Default: `0`.
              * @example 40
              */
             stock?: number | null;
             /**
-             * @default draft
+             * @description Default: `"draft"`.
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
             /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
             /**
-             * @default []
+             * @description Default: `[]`.
              * @example [
              *       "kitchen",
              *       "ceramic"
@@ -983,8 +980,7 @@ export interface components {
             /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
-             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-             * @default pending
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending. Default: `"pending"`.
              * @enum {string}
              */
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
@@ -1133,7 +1129,7 @@ export interface components {
             events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
-            /** @default true */
+            /** @description Default: `true`. */
             active?: boolean | null;
             description?: string | null;
         };
@@ -1259,15 +1255,11 @@ export interface components {
         };
         TokenCreate: {
             name: string;
-            /**
-             * @default [
-             *       "read"
-             *     ]
-             */
+            /** @description Default: `["read"]`. */
             scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @default 30
+             * @description Default: `30`.
              */
             expires_in_days?: number;
         };

@@ -73,6 +73,12 @@ eachDatabase(t, async (t, api) => {
     const property = (name: string, field: string) => (v2.components.schemas[name] as { properties: Record<string, { examples?: unknown[] }> }).properties[field]!
     t.same(property('ProductCreate', 'name').examples, ['Espresso cup'])
     t.ok(property('WebhookCreate', 'url').examples?.length, 'a webhook url example')
+    // A body's defaults are said in words: openapi-typescript types a property with a `default` as always present.
+    for (const [name, field, value] of [['ProductCreate', 'status', '"draft"'], ['TokenCreate', 'expires_in_days', '30']] as const) {
+      const described = property(name, field) as { default?: unknown; description?: string }
+      t.notOk('default' in described, `${name}.${field}: no default keyword`)
+      t.match(described.description, `Default: \`${value}\`.`, `${name}.${field}: its default in its description`)
+    }
     const price = (document: OpenApiDocument) => (document.components.schemas.Product as { properties: Record<string, unknown> }).properties.price
     t.notSame(price(v1), price(v2), 'a field a version shows differently has that version\'s schema')
     const patch = v2.paths['/api/v2/products/{id}']!.patch!
