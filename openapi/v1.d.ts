@@ -129,12 +129,12 @@ export interface paths {
         /**
          * List users
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listUsers"];
         put?: never;
         /**
-         * Create one of users
+         * Create a user
          * @deprecated
          * @description Anyone may call this; signed-in callers may see more. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -153,20 +153,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of users
+         * Read a user
          * @deprecated
          * @description Any signed-in caller. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getUser"];
         /**
-         * Replace one of users
+         * Replace a user
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceUser"];
         post?: never;
         /**
-         * Delete one of users
+         * Delete a user
          * @deprecated
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -174,7 +174,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of users
+         * Change fields of a user (JSON merge patch)
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -191,12 +191,12 @@ export interface paths {
         /**
          * List products
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listProducts"];
         put?: never;
         /**
-         * Create one of products
+         * Create a product
          * @deprecated
          * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -215,20 +215,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of products
+         * Read a product
          * @deprecated
          * @description Anyone may call this; signed-in callers may see more. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getProduct"];
         /**
-         * Replace one of products
+         * Replace a product
          * @deprecated
          * @description Admins only. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceProduct"];
         post?: never;
         /**
-         * Delete one of products
+         * Delete a product
          * @deprecated
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -236,7 +236,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of products
+         * Change fields of a product (JSON merge patch)
          * @deprecated
          * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -251,14 +251,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List reviews
+         * List a product's reviews
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listReviews"];
         put?: never;
         /**
-         * Create one of reviews
+         * Create a review
          * @deprecated
          * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -277,20 +277,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of reviews
+         * Read a review
          * @deprecated
          * @description Anyone may call this; signed-in callers may see more. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getReview"];
         /**
-         * Replace one of reviews
+         * Replace a review
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceReview"];
         post?: never;
         /**
-         * Delete one of reviews
+         * Delete a review
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -298,7 +298,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of reviews
+         * Change fields of a review (JSON merge patch)
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -315,12 +315,12 @@ export interface paths {
         /**
          * List orders
          * @deprecated
-         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrders"];
         put?: never;
         /**
-         * Create one of orders
+         * Create an order
          * @deprecated
          * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -339,20 +339,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of orders
+         * Read an order
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getOrder"];
         /**
-         * Replace one of orders
+         * Replace an order
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
         put: operations["replaceOrder"];
         post?: never;
         /**
-         * Delete one of orders
+         * Delete an order
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
@@ -360,7 +360,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of orders
+         * Change fields of an order (JSON merge patch)
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
@@ -375,14 +375,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List items
+         * List an order's items
          * @deprecated
-         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrderItems"];
         put?: never;
         /**
-         * Create one of items
+         * Create an order item
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -401,20 +401,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of items
+         * Read an order item
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getOrderItem"];
         /**
-         * Replace one of items
+         * Replace an order item
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceOrderItem"];
         post?: never;
         /**
-         * Delete one of items
+         * Delete an order item
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -422,7 +422,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of items
+         * Change fields of an order item (JSON merge patch)
          * @deprecated
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -439,12 +439,12 @@ export interface paths {
         /**
          * List webhooks
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Create one of webhooks
+         * Create a webhook
          * @deprecated
          * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
@@ -463,20 +463,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of webhooks
+         * Read a webhook
          * @deprecated
          * @description Admins only. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getWebhook"];
         /**
-         * Replace one of webhooks
+         * Replace a webhook
          * @deprecated
          * @description Admins only. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceWebhook"];
         post?: never;
         /**
-         * Delete one of webhooks
+         * Delete a webhook
          * @deprecated
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -484,7 +484,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of webhooks
+         * Change fields of a webhook (JSON merge patch)
          * @deprecated
          * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
@@ -499,9 +499,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List deliveries
+         * List a webhook's deliveries
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -520,7 +520,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of deliveries
+         * Read a webhook delivery
          * @deprecated
          * @description Admins only. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
@@ -728,10 +728,7 @@ export interface components {
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
-            /**
-             * @description Only admins set roles.
-             * @default []
-             */
+            /** @description Only admins set roles. Default: `[]`. */
             roles?: "admin"[];
         };
         UserReplace: {
@@ -841,19 +838,19 @@ export interface components {
             cost?: number | null;
             /**
              * Format: int32
-             * @default 0
+             * @description Default: `0`.
              * @example 40
              */
             stock?: number | null;
             /**
-             * @default draft
+             * @description Default: `"draft"`.
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
             /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
             /**
-             * @default []
+             * @description Default: `[]`.
              * @example [
              *       "kitchen",
              *       "ceramic"
@@ -1051,8 +1048,7 @@ export interface components {
             /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
-             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-             * @default pending
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending. Default: `"pending"`.
              * @enum {string}
              */
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
@@ -1214,7 +1210,7 @@ export interface components {
             events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
-            /** @default true */
+            /** @description Default: `true`. */
             active?: boolean | null;
             description?: string | null;
         };
@@ -1340,15 +1336,11 @@ export interface components {
         };
         TokenCreate: {
             name: string;
-            /**
-             * @default [
-             *       "read"
-             *     ]
-             */
+            /** @description Default: `["read"]`. */
             scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @default 30
+             * @description Default: `30`.
              */
             expires_in_days?: number;
         };

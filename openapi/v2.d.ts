@@ -121,12 +121,12 @@ export interface paths {
         };
         /**
          * List users
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listUsers"];
         put?: never;
         /**
-         * Create one of users
+         * Create a user
          * @description Anyone may call this; signed-in callers may see more. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createUser"];
@@ -144,25 +144,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of users
+         * Read a user
          * @description Any signed-in caller. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getUser"];
         /**
-         * Replace one of users
+         * Replace a user
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceUser"];
         post?: never;
         /**
-         * Delete one of users
+         * Delete a user
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of users
+         * Change fields of a user (JSON merge patch)
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateUser"];
@@ -177,12 +177,12 @@ export interface paths {
         };
         /**
          * List products
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listProducts"];
         put?: never;
         /**
-         * Create one of products
+         * Create a product
          * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createProduct"];
@@ -200,25 +200,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of products
+         * Read a product
          * @description Anyone may call this; signed-in callers may see more. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getProduct"];
         /**
-         * Replace one of products
+         * Replace a product
          * @description Admins only. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceProduct"];
         post?: never;
         /**
-         * Delete one of products
+         * Delete a product
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of products
+         * Change fields of a product (JSON merge patch)
          * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateProduct"];
@@ -232,13 +232,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List reviews
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * List a product's reviews
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listReviews"];
         put?: never;
         /**
-         * Create one of reviews
+         * Create a review
          * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createReview"];
@@ -256,25 +256,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of reviews
+         * Read a review
          * @description Anyone may call this; signed-in callers may see more. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getReview"];
         /**
-         * Replace one of reviews
+         * Replace a review
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceReview"];
         post?: never;
         /**
-         * Delete one of reviews
+         * Delete a review
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteReview"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of reviews
+         * Change fields of a review (JSON merge patch)
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateReview"];
@@ -289,12 +289,12 @@ export interface paths {
         };
         /**
          * List orders
-         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrders"];
         put?: never;
         /**
-         * Create one of orders
+         * Create an order
          * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrder"];
@@ -312,25 +312,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of orders
+         * Read an order
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getOrder"];
         /**
-         * Replace one of orders
+         * Replace an order
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
         put: operations["replaceOrder"];
         post?: never;
         /**
-         * Delete one of orders
+         * Delete an order
          * @description The owner (of the item, or of the item it belongs to) or an admin. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
         delete: operations["deleteOrder"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of orders
+         * Change fields of an order (JSON merge patch)
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
         patch: operations["updateOrder"];
@@ -344,13 +344,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List items
-         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * List an order's items
+         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listOrderItems"];
         put?: never;
         /**
-         * Create one of items
+         * Create an order item
          * @description The owner (of the item, or of the item it belongs to) or an admin. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrderItem"];
@@ -368,25 +368,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of items
+         * Read an order item
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getOrderItem"];
         /**
-         * Replace one of items
+         * Replace an order item
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceOrderItem"];
         post?: never;
         /**
-         * Delete one of items
+         * Delete an order item
          * @description The owner (of the item, or of the item it belongs to) or an admin. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteOrderItem"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of items
+         * Change fields of an order item (JSON merge patch)
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateOrderItem"];
@@ -401,12 +401,12 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Create one of webhooks
+         * Create a webhook
          * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createWebhook"];
@@ -424,25 +424,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of webhooks
+         * Read a webhook
          * @description Admins only. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getWebhook"];
         /**
-         * Replace one of webhooks
+         * Replace a webhook
          * @description Admins only. A field left out takes its default, as in a create; read-only fields may be sent back unchanged. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         put: operations["replaceWebhook"];
         post?: never;
         /**
-         * Delete one of webhooks
+         * Delete a webhook
          * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
-         * Change fields (a JSON merge patch) of one of webhooks
+         * Change fields of a webhook (JSON merge patch)
          * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateWebhook"];
@@ -456,8 +456,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List deliveries
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * List a webhook's deliveries
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -476,7 +476,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read one of deliveries
+         * Read a webhook delivery
          * @description Admins only. If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.
          */
         get: operations["getWebhookDelivery"];
@@ -683,10 +683,7 @@ export interface components {
             name: string;
             /** @description Write-only: at least 12 characters. */
             password: string;
-            /**
-             * @description Only admins set roles.
-             * @default []
-             */
+            /** @description Only admins set roles. Default: `[]`. */
             roles?: "admin"[];
         };
         UserReplace: {
@@ -785,19 +782,19 @@ export interface components {
             cost?: components["schemas"]["Money"] | null;
             /**
              * Format: int32
-             * @default 0
+             * @description Default: `0`.
              * @example 40
              */
             stock?: number | null;
             /**
-             * @default draft
+             * @description Default: `"draft"`.
              * @enum {string|null}
              */
             status?: "draft" | "active" | "archived" | null;
             /** @example Stoneware, 90 ml, dishwasher safe. */
             description?: string | null;
             /**
-             * @default []
+             * @description Default: `[]`.
              * @example [
              *       "kitchen",
              *       "ceramic"
@@ -983,8 +980,7 @@ export interface components {
             /** @example Leave it with the neighbour. */
             note?: string | null;
             /**
-             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-             * @default pending
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending. Default: `"pending"`.
              * @enum {string}
              */
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
@@ -1133,7 +1129,7 @@ export interface components {
             events: components["schemas"]["WebhookEvents"];
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
-            /** @default true */
+            /** @description Default: `true`. */
             active?: boolean | null;
             description?: string | null;
         };
@@ -1259,15 +1255,11 @@ export interface components {
         };
         TokenCreate: {
             name: string;
-            /**
-             * @default [
-             *       "read"
-             *     ]
-             */
+            /** @description Default: `["read"]`. */
             scopes?: ("read" | "write")[];
             /**
              * Format: int32
-             * @default 30
+             * @description Default: `30`.
              */
             expires_in_days?: number;
         };

@@ -22,6 +22,19 @@ export function singularName(table: string): string {
   return plural.endsWith('ies') ? `${plural.slice(0, -3)}y` : plural.replace(/s$/, '')
 }
 
+/** `orderItem` → `an order item`: one item in words, unless the collection names it (`noun`). */
+function itemNoun(collection: Collection): string {
+  const words = collection.options.model.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`)
+  return collection.options.noun ?? `${/^[aeiou]/.test(words) ? 'an' : 'a'} ${words}`
+}
+
+/** What a list's summary calls its items: `products`; below a parent, `a product's reviews`. */
+function listed(collection: Collection): string {
+  const items = collection.name.replace(/[-_]/g, ' ')
+  const parent = collection.options.parent?.collection
+  return parent ? `${itemNoun(parent)}'s ${items}` : items
+}
+
 const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
 
 /** Who may call an operation under each rule, for its description. */
@@ -68,6 +81,7 @@ export interface CollectionParts {
 export function collectionOperations(api: FastifyInstance, collection: Collection, parts: CollectionParts): { reads: ReadOperations; writes: () => WriteOperations } {
   const table = collection.options.table ?? collection.name
   const name = singularName(table)
+  const noun = itemNoun(collection)
   const refTo = (suffix: string, schema: object): TSchema => {
     const id = `${name}${suffix}`
     api.addSchema({ ...schema, $id: id })
@@ -100,8 +114,8 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     list: op({
       ...base,
       operationId: `list${pluralName(table)}`,
-      summary: `List ${collection.name}`,
-      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query (docs/reference/api.md); Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.`,
+      summary: `List ${listed(collection)}`,
+      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.`,
       security: security(access.list),
       response: {
         200: success('A page of items, in order.', Type.Array(summary, { maxItems: MAX_PAGE_SIZE }), ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
@@ -111,7 +125,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     read: op({
       ...base,
       operationId: `get${name}`,
-      summary: `Read one of ${collection.name}`,
+      summary: `Read ${noun}`,
       description: `${WHO[access.read]} If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.`,
       security: security(access.read),
       response: {
@@ -125,7 +139,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     op({
       ...base,
       operationId: `${operationId}${name}`,
-      summary: `${summary} one of ${collection.name}`,
+      summary,
       description: `${WHO[access.update]} ${semantics} ${conditionalWrite}`,
       security: security(access.update),
       consumes,
@@ -137,7 +151,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     create: op({
       ...base,
       operationId: `create${name}`,
-      summary: `Create one of ${collection.name}`,
+      summary: `Create ${noun}`,
       description: `${WHO[access.create]} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
       security: security(access.create),
       consumes: JSON_TYPES,
@@ -146,12 +160,12 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?']),
       },
     }, { ...onCollection, headers: requestHeaders(['Idempotency-Key']) }, errors([404, 409], { unsafe: true, body: true })),
-    replace: change('replace', 'Replace', JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
-    patch: change('update', 'Change fields (a JSON merge patch) of', PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
+    replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
+    patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
     remove: op({
       tags,
       operationId: `delete${name}`,
-      summary: `Delete one of ${collection.name}`,
+      summary: `Delete ${noun}`,
       description: `${WHO[access.delete]} ${conditionalWrite}`,
       security: security(access.delete),
       response: {

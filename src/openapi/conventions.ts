@@ -2,13 +2,14 @@
  * What every operation of a version has in common, added to the generated document in one pass
  * (@fastify/swagger's `transformObject`) rather than repeated on each route: the version's vendor
  * media type beside JSON, shared error answers, required headers, a deprecated version's notice
- * (Deprecation, Sunset, Link to the successor), schemas named once (components.ts), the
- * examples of the components every client meets (examples.ts), and the values of `field[in]`
- * lists (comma-lists.ts).
+ * (Deprecation, Sunset, Link to the successor), schemas named once (components.ts), request
+ * bodies' defaults in words (body-defaults.ts), the examples of the components every client
+ * meets (examples.ts), and the values of `field[in]` lists (comma-lists.ts).
  */
 import { STATUS_CODES } from 'node:http'
 import type { ApiVersion } from '../http/versioning.js'
 import { JSON_MEDIA_TYPE, vendorType } from '../http/negotiation.js'
+import { describeBodyDefaults } from './body-defaults.js'
 import { describeCommaLists } from './comma-lists.js'
 import { nameComponents } from './components.js'
 import { addExamples } from './examples.js'
@@ -67,6 +68,7 @@ function finishHeaders(response: Response, shared: Record<string, Header>, notic
 export function finishDocument<T>(generated: T, version: ApiVersion): T {
   const document = generated as Document
   nameComponents(document)
+  describeBodyDefaults(document)
   describeCommaLists(document)
   addExamples(document.components.schemas)
   // Error answers by status, shared as `#/components/responses/NotFound`...

@@ -41,6 +41,33 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
+/**
+ * A Swagger UI plugin, as browser code. Swagger UI draws a padlock on every operation with
+ * security requirements but `[{}]`, closed when any of them is met, and the empty one (`{}`: no
+ * credentials, document.ts's OPTIONAL_AUTH) always is: an operation anyone may call showed a
+ * closed padlock and one that needs credentials an open one (until Authorize). Here an operation
+ * with the empty requirement shows none; Try it out still sends the credentials given to
+ * Authorize, as the document allows.
+ */
+const OPTIONAL_AUTH_WITHOUT_PADLOCK = `function optionalAuthWithoutPadlock() {
+  return {
+    wrapComponents: {
+      OperationSummary: (Original, system) => (props) => {
+        const security = props.operationProps.get('security')
+        const optional = security && security.some((requirement) => requirement.isEmpty())
+        return system.React.createElement(Original, optional ? { ...props, operationProps: props.operationProps.set('security', security.clear()) } : props)
+      },
+    },
+  }
+}`
+
+/**
+ * A function @fastify/swagger-ui writes into the page's initializer as `source`: it writes a
+ * function as its `toString()`, and a function of this file would carry what the TypeScript
+ * compiler adds to it (tsx's `__name`), which the page does not have.
+ */
+const browserFunction = (source: string) => Object.assign(() => ({}), { toString: () => source })
+
 /** Installs `/docs`; call after the version plugins (it names their documents). */
 export async function installDocsPage(app: FastifyInstance, versions: Versions): Promise<void> {
   // Named `v{n}` only: the name is the page's link to a version (`?urls.primaryName=v1`), and a
@@ -68,7 +95,7 @@ export async function installDocsPage(app: FastifyInstance, versions: Versions):
     await docs.register(swaggerUi, {
       routePrefix: DOCS_PATH,
       // `validatorUrl` stays unset: the plugin then turns off the badge that calls validator.swagger.io.
-      uiConfig: { urls },
+      uiConfig: { urls, plugins: [browserFunction(OPTIONAL_AUTH_WITHOUT_PADLOCK)] },
       theme: { title: 'Resourceful shop API' },
       staticCSP: DOCS_CSP,
     })

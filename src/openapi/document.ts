@@ -15,6 +15,20 @@ export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'A token from POST /tokens, or a JWT of the configured identity provider.' },
 } as const
 
+/**
+ * What every collection does alike, for a reader of /docs. The reference pages are the
+ * repository's: no address of it is known here (none is published), so they are named, not linked.
+ */
+const CONVENTIONS = [
+  'Every collection follows the same conventions, so each operation below says only what is its own:',
+  'a list takes `page` and `size` (or `cursor`), `sort` and `order`, and a parameter per filter',
+  '(`price[gte]=10`), and names its other pages in `Link`; a create answers 201 with `Location`;',
+  '`If-Match` with an `ETag` makes a change conditional; every error answers the same body (`Error`)',
+  'with a code from one list.\n\nThe API reference explains each convention with an example, and the',
+  'error codes, in `docs/reference/api.md` and `docs/errors.md` of the service\'s source repository',
+  '(the service does not serve them).',
+].join(' ')
+
 type SecurityRequirements = readonly Record<string, readonly string[]>[]
 
 /** An operation anyone may call; signed-in callers may see more. */
@@ -63,7 +77,7 @@ export async function installDocument(api: FastifyInstance, version: ApiVersion,
       info: {
         title: 'Resourceful shop API',
         version: `${version.version}`,
-        description: `Version ${version.version} of the API${version.deprecation ? ' (deprecated: answers carry Deprecation and Sunset)' : ''}. The conventions every resource follows are in docs/reference/api.md.`,
+        description: `Version ${version.version} of the API${version.deprecation ? ' (deprecated: answers carry Deprecation and Sunset)' : ''}.\n\n${CONVENTIONS}`,
       },
       components: { securitySchemes: SECURITY_SCHEMES },
       tags: [...tags],

@@ -88,6 +88,12 @@ export interface CollectionOptions {
   model: ModelName
   /** The model's table (its `@@map`), for the hand-written reads; the collection's name by default. */
   table?: string
+  /**
+   * One item in words with its article, for the document's summaries ("Create a product"): by
+   * default the model's name in words after "a", or "an" before a vowel ("an order item"); name
+   * it where that reads wrong ("a user").
+   */
+  noun?: string
   schemas: {
     /** The body of a POST: the writable fields; `default` marks what an absent field becomes. */
     create: TObject
@@ -206,6 +212,7 @@ export function defineCollection(options: CollectionOptions): Collection {
   for (const input of Object.keys((schemas.create as unknown as { properties: object }).properties)) {
     if (!field.has(input) && !writeOnly.includes(input)) throw new TypeError(`collection ${name}: create field "${input}" is not in the item schema`)
   }
+  if (options.noun !== undefined && !/^an? \S/.test(options.noun)) throw new TypeError(`collection ${name}: noun "${options.noun}" must start with its article, "a" or "an"`)
   if (options.owner) pick(field, [options.owner], 'owner', name)
   for (const ruled of Object.keys(options.fieldAccess ?? {})) {
     if (!field.has(ruled) && !writeOnly.includes(ruled)) throw new TypeError(`collection ${name}: field rules for "${ruled}", which is not a field`)

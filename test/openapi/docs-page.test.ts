@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import t from 'tap'
 import { startApi, type Api } from '../helpers/api.js'
+import { operations, type OpenApiDocument } from '../helpers/contract.js'
 import { databaseKinds } from '../helpers/databases.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -141,8 +142,20 @@ t.test('/docs', async (t) => {
       t.match(info, 'Resourceful shop API', 'the title')
       t.match(info, 'OAS 3.1', 'the OpenAPI version stamp')
       t.match(info, 'Version 2 of the API', 'the newest version first')
+      t.match(info, 'docs/reference/api.md', 'where the conventions are explained')
       t.ok(await page.getByText('List products').first().isVisible(), 'an operation\'s summary')
       t.ok((await shownPaths(page)).every((path) => path?.startsWith('/api/v2/')), 'only v2\'s operations')
+      t.ok(await page.getByText('Create a product', { exact: true }).first().isVisible(), 'a summary in words: "Create a product"')
+
+      // A padlock on what needs credentials, and none where anyone may call (security with `{}`, or none).
+      const v2 = (await api.anonymous.get('/api/v2/openapi.json')).body as OpenApiDocument
+      for (const { path, method, operation } of operations(v2)) {
+        const requirements = operation.security ?? []
+        const anyone = requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0)
+        const padlock = page.locator(`[id="operations-${operation.tags![0]}-${operation.operationId}"] .opblock-summary .authorization__btn`)
+        t.equal(await padlock.count(), anyone ? 0 : 1, `${method.toUpperCase()} ${path}: ${anyone ? 'no padlock' : 'a padlock'}`)
+      }
+
       const menu = page.locator('.topbar select')
       t.same(await menu.locator('option').allInnerTexts(), ['v2', 'v1'], 'the versions, newest first')
 

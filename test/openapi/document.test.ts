@@ -44,6 +44,26 @@ eachDatabase(t, async (t, api) => {
     for (const id of ['listProducts', 'updateProduct', 'listReviews', 'listWebhookDeliveries', 'getWebhookDelivery', 'signIn', 'listEvents']) t.ok(ids.has(id), id)
   })
 
+  t.test('summaries in words: an item with its article, a list by its name and its parent', async (t) => {
+    const expected = [
+      ['get', '/api/v2/products', 'List products'],
+      ['post', '/api/v2/products', 'Create a product'],
+      ['get', '/api/v2/products/{id}', 'Read a product'],
+      ['put', '/api/v2/products/{id}', 'Replace a product'],
+      ['patch', '/api/v2/products/{id}', 'Change fields of a product (JSON merge patch)'],
+      ['delete', '/api/v2/products/{id}', 'Delete a product'],
+      ['get', '/api/v2/products/{parentId}/reviews', "List a product's reviews"],
+      ['put', '/api/v2/products/{parentId}/reviews/{id}', 'Replace a review'],
+      ['post', '/api/v2/orders', 'Create an order'],
+      ['get', '/api/v2/orders/{parentId}/items/{id}', 'Read an order item'],
+      ['post', '/api/v2/users', 'Create a user'],
+      ['get', '/api/v2/webhooks/{parentId}/deliveries', "List a webhook's deliveries"],
+      ['get', '/api/v2/webhooks/{parentId}/deliveries/{id}', 'Read a webhook delivery'],
+    ] as const
+    for (const [method, path, summary] of expected) t.equal(v2.paths[path]![method]!.summary, summary, `${method.toUpperCase()} ${path}`)
+    for (const { path, method, operation } of operations(v2)) t.notMatch(operation.summary, / one of /, `${method.toUpperCase()} ${path}: "${operation.summary}"`)
+  })
+
   t.test('components: the error body and each collection\'s schemas, per version', async (t) => {
     for (const name of ['Error', 'Product', 'ProductSummary', 'ProductCreate', 'ProductReplace', 'ProductPatch', 'User', 'Order', 'OrderItem', 'Webhook', 'WebhookCreated']) {
       t.ok(v2.components.schemas[name], `v2 has ${name}`)
@@ -53,6 +73,12 @@ eachDatabase(t, async (t, api) => {
     const property = (name: string, field: string) => (v2.components.schemas[name] as { properties: Record<string, { examples?: unknown[] }> }).properties[field]!
     t.same(property('ProductCreate', 'name').examples, ['Espresso cup'])
     t.ok(property('WebhookCreate', 'url').examples?.length, 'a webhook url example')
+    // A body's defaults are said in words: openapi-typescript types a property with a `default` as always present.
+    for (const [name, field, value] of [['ProductCreate', 'status', '"draft"'], ['TokenCreate', 'expires_in_days', '30']] as const) {
+      const described = property(name, field) as { default?: unknown; description?: string }
+      t.notOk('default' in described, `${name}.${field}: no default keyword`)
+      t.match(described.description, `Default: \`${value}\`.`, `${name}.${field}: its default in its description`)
+    }
     const price = (document: OpenApiDocument) => (document.components.schemas.Product as { properties: Record<string, unknown> }).properties.price
     t.notSame(price(v1), price(v2), 'a field a version shows differently has that version\'s schema')
     const patch = v2.paths['/api/v2/products/{id}']!.patch!

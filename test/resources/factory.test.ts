@@ -75,6 +75,7 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   t.throws(() => defineCollection({ ...base, schemas: { ...base.schemas, item: Type.Object({ name: Type.String() }) } }), /needs an id/)
   t.throws(() => defineCollection({ ...base, access: { ...base.access, list: 'owner-or-admin' } }), /owner-or-admin rule needs an owner field/)
   t.throws(() => defineCollection({ ...base, owner: 'nope' }), /owner field "nope"/)
+  t.throws(() => defineCollection({ ...base, noun: 'gadget' }), /noun "gadget" must start with its article, "a" or "an"/)
   t.throws(() => defineCollection({ ...base, fieldAccess: { nope: { read: 'admin' } } }), /field rules for "nope"/)
 })
 

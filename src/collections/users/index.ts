@@ -12,6 +12,8 @@ export function usersCollection(registration: Registration): Collection {
   return defineCollection({
     name: 'users',
     model: 'user',
+    // The default would put "an" before its vowel.
+    noun: 'a user',
     schemas: { create: UserCreate, item: User, summary: UserSummary },
     // A user is their own item: "owner" is the user themself.
     owner: 'id',
