@@ -113,6 +113,8 @@ function testPage(page: Page & { file: string; text: string }): void {
           const printed = ran.stdout.replaceAll(origin, DOC_ORIGIN)
           const at = `${page.file}:${example.line}`
           if (update) edits.push({ lines: example.commandLines, text: command })
+          // A curl that failed prints nothing, which a page may show as nothing, or hide behind a later command.
+          t.same(ran.failedCurls, [], `${at}: every curl ends well (${ran.stderr.trim()})`)
           if (example.expected === undefined) {
             t.equal(ran.code, 0, `${at} runs (${ran.stderr.trim()})`)
             continue
