@@ -26,6 +26,10 @@ export interface Example {
 export interface Page {
   /** Configuration the page's service runs with: `<!-- examples: env NAME=value ... -->`. */
   env: Record<string, string>
+  /** Collections the service serves besides the shop's: `<!-- examples: collection gift-cards -->` (test/helpers/doc-collections.ts). */
+  collections: string[]
+  /** `<!-- examples: identity-provider -->`: the service trusts a provider's JWTs, and the shell has one in `JWT` (test/helpers/doc-identity-provider.ts). */
+  identityProvider: boolean
   examples: Example[]
 }
 
@@ -71,6 +75,7 @@ export function pageOf(markdown: string): Page {
   for (const [, settings] of markdown.matchAll(/<!-- examples: env (.*?) -->/g)) {
     for (const [, name, value] of settings!.matchAll(/([A-Z_]+)=(\S+)/g)) env[name!] = value!
   }
+  const collections = [...markdown.matchAll(/<!-- examples: collection (\S+) -->/g)].map(([, name]) => name!)
   const blocks = blocksOf(lines)
   const examples: Example[] = []
   blocks.forEach((block, i) => {
@@ -86,7 +91,7 @@ export function pageOf(markdown: string): Page {
       ...(adjacent ? { expected: next.body, expectedLines: [next.from, next.to] as [number, number] } : {}),
     })
   })
-  return { env, examples }
+  return { env, collections, identityProvider: markdown.includes('<!-- examples: identity-provider -->'), examples }
 }
 
 /** The values that differ from run to run, each with its class; a masked line keeps only the class. */
