@@ -63,3 +63,14 @@ t.test('the examples are the sh blocks with a curl or a variable, and what follo
   const page = pageOf(['```sh', 'npm start', '```', '', '```sh', "curl -sg 'http://127.0.0.1:3000/api/v2/products?price[gte]=10'", '```', '', '```', '[]', '```', ''].join('\n'))
   t.same(page.examples, [{ line: 6, command: "curl -sg 'http://127.0.0.1:3000/api/v2/products?price[gte]=10'", commandLines: [6, 6], retry: false, expected: '[]', expectedLines: [10, 10] }])
 })
+
+t.test('no example can be skipped: README says every curl example runs', async (t) => {
+  const page = pageOf(['<!-- examples: skip -->', '```sh', "curl -s 'http://127.0.0.1:3000/api/v2/products'", '```', ''].join('\n'))
+  t.equal(page.examples.length, 1)
+})
+
+t.test('a page asks for a collection and an identity provider', async (t) => {
+  const page = pageOf(['<!-- examples: collection gift-cards -->', '<!-- examples: identity-provider -->', ''].join('\n'))
+  t.same([page.collections, page.identityProvider], [['gift-cards'], true])
+  t.same([pageOf('').collections, pageOf('').identityProvider], [[], false])
+})

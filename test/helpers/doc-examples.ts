@@ -5,7 +5,10 @@
  * none it leaves out but Date, Connection and Keep-Alive), and the body, with the values that
  * differ on every run (ids, times, tokens, ETags, cursors, request ids) masked. A value the doc
  * prints and a later command of the page uses (an id, a token, an ETag) is carried over: the
- * command runs with the value this run printed in its place.
+ * command runs with the value this run printed in its place. No example can be skipped: what a
+ * page calls beyond the seeded shop, the runner provides (`<!-- examples: collection ... -->`,
+ * `<!-- examples: identity-provider -->`); only blocks that set up or run the service (SETUP) are
+ * not examples.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 
@@ -35,7 +38,6 @@ export interface Page {
 
 /** Commands that set up or run the service itself: the runner does that, so such blocks are not examples. */
 const SETUP = /(^|[\s;&|(])(npm|npx|node|docker|git|cd|psql|pg_ctlcluster)(\s|$)/m
-const SKIP = '<!-- examples: skip -->'
 const RETRY = '<!-- examples: retry -->'
 
 interface Block {
@@ -79,7 +81,7 @@ export function pageOf(markdown: string): Page {
   const blocks = blocksOf(lines)
   const examples: Example[] = []
   blocks.forEach((block, i) => {
-    if (block.lang !== 'sh' || block.before === SKIP || SETUP.test(block.body)) return
+    if (block.lang !== 'sh' || SETUP.test(block.body)) return
     if (!/^\s*(curl |[A-Z_]+=)/m.test(block.body)) return
     const next = blocks[i + 1]
     const adjacent = next && next.lang === '' && lines.slice(block.to + 1, next.from - 2).every((line) => line.trim() === '')
