@@ -229,7 +229,7 @@ function nextSteps(names: Names, files: readonly PlannedFile[]): string[] {
     '  3. npm run generate   (again, if you renamed the model)',
     `  4. npm run openapi    (the documents in openapi/ describe /${names.path})`,
     '  5. npm test           (the drift test compares the migration with the model)',
-    `  6. npm run dev, then /api/v1/${names.path} (reads need a signed-in caller, writes an admin)`,
+    `  6. npm run dev, then /api/v2/${names.path} (reads need a signed-in caller, writes an admin)`,
   ]
 }
 

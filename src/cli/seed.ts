@@ -15,18 +15,19 @@ async function main(): Promise<void> {
   }
   const config = loadConfig()
   const db = await openDatabase(config.database)
-  const app = await buildApp(config, { database: db, logger: false }).catch(async (error: unknown) => {
+  // The seed creates the admin itself (ADMIN_EMAIL's, or the demo's), so that it counts what it made.
+  const app = await buildApp({ ...config, auth: { ...config.auth, admin: undefined } }, { database: db, logger: false }).catch(async (error: unknown) => {
     await db.close()
     throw error
   })
   try {
     const admin = config.auth.admin ?? DEMO_ADMIN
     const { tokens, created } = await seedShop(app, db, admin)
-    const made = Object.entries(created).map(([what, n]) => `${n} ${what}`).join(', ')
+    const made = Object.entries(created).map(([what, n]) => `${n} ${n === 1 ? what.slice(0, -1) : what}`).join(', ')
     process.stderr.write(
       `Seeded the demo shop (created ${made}; what existed was kept).\n` +
         `Sign in as ${admin.email}${config.auth.admin ? '' : ` with "${DEMO_ADMIN.password}"`}, or as ${DEMO_CUSTOMERS.map((c) => c.email).join(', ')} with "a long password for <Name>".\n` +
-        `Bearer tokens for the examples (read and write, valid 7 days; each seed replaces them):\n`,
+        `Bearer tokens for the examples (read and write, valid 7 days; the next seed revokes them and prints new ones):\n`,
     )
     process.stdout.write(Object.entries(tokens).map(([name, token]) => `export ${name}=${token}\n`).join(''))
   } finally {

@@ -88,13 +88,17 @@ export function accounts(db: Database) {
       await db.query('UPDATE sessions SET last_seen_at = $2 WHERE id = $1', [id, at], 'session_touch')
     },
 
-    /** An admin for ADMIN_EMAIL and ADMIN_PASSWORD, unless a user has that email already. */
-    async ensureAdmin(email: string, passwordHash: () => Promise<string>): Promise<void> {
-      if (await this.byEmail(email)) return
-      await this.create({ email, name: 'Administrator', passwordHash: await passwordHash(), roles: ['admin'] }).catch((error: unknown) => {
-        // Another instance starting at the same time created it first.
-        if (!(error instanceof ApiError && error.code === 'CONFLICT')) throw error
-      })
+    /** An admin for ADMIN_EMAIL and ADMIN_PASSWORD, unless a user has that email already; whether this call created it. */
+    async ensureAdmin(email: string, passwordHash: () => Promise<string>): Promise<boolean> {
+      if (await this.byEmail(email)) return false
+      return this.create({ email, name: 'Administrator', passwordHash: await passwordHash(), roles: ['admin'] }).then(
+        () => true,
+        (error: unknown) => {
+          // Another instance starting at the same time created it first.
+          if (!(error instanceof ApiError && error.code === 'CONFLICT')) throw error
+          return false
+        },
+      )
     },
 
     /** The user an identity provider's subject names. */

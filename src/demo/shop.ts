@@ -48,7 +48,7 @@ const ORDERS: readonly { by: Customer; note: string; items: { sku: string; quant
 const TOKEN_NAME = 'demo'
 const TOKEN_DAYS = 7
 
-/** What a seed made: the tokens the examples send, by variable name. */
+/** What a seed made: the tokens the examples send, by variable name, and what it created (the admin among the users). */
 export interface Seeded {
   tokens: Record<string, string>
   created: { users: number; products: number; reviews: number; orders: number }
@@ -81,7 +81,7 @@ export async function seedShop(app: FastifyInstance, db: Database, admin: { emai
     return token
   }
 
-  await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
+  if (await store.ensureAdmin(admin.email, () => hashPassword(admin.password))) created.users++
   const adminToken = await issueToken((await store.byEmail(admin.email))!.id)
   const tokens: Record<string, string> = { ADMIN_TOKEN: adminToken }
   const customerTokens = {} as Record<Customer, string>

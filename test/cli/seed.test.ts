@@ -29,7 +29,8 @@ for (const kind of databaseKinds()) {
     const first = await runCli(CLI, env)
     t.equal(first.code, 0, first.stderr)
     t.match(first.stdout, EXPORTS, 'standard output is only the export lines')
-    t.match(first.stderr, 'created 4 users, 6 products, 4 reviews, 2 orders')
+    t.match(first.stderr, 'created 5 users, 6 products, 4 reviews, 2 orders', 'the admin and four customers')
+    t.match(first.stderr, 'the next seed revokes them and prints new ones', 'it says that a second run revokes these tokens')
     const again = await runCli(CLI, env)
     t.equal(again.code, 0, again.stderr)
     t.match(again.stderr, 'created 0 users, 0 products, 0 reviews, 0 orders', 'a second run keeps what exists')
@@ -48,3 +49,11 @@ for (const kind of databaseKinds()) {
     t.equal(mug!.stock, 24, "Ada's paid order took one mug from stock")
   })
 }
+
+t.test("with ADMIN_EMAIL, the seed's admin is that one, and counted as created", async (t) => {
+  const { env } = await cliDatabase(t, databaseKinds()[0]!)
+  const seeded = await runCli(CLI, { ...env, ADMIN_EMAIL: 'owner@shop.example', ADMIN_PASSWORD: 'the owner password, long enough' })
+  t.equal(seeded.code, 0, seeded.stderr)
+  t.match(seeded.stderr, 'created 5 users, 6 products, 4 reviews, 2 orders')
+  t.match(seeded.stderr, 'Sign in as owner@shop.example, or as ada@shop.example')
+})

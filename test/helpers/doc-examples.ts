@@ -5,7 +5,10 @@
  * none it leaves out but Date, Connection and Keep-Alive), and the body, with the values that
  * differ on every run (ids, times, tokens, ETags, cursors, request ids) masked. A value the doc
  * prints and a later command of the page uses (an id, a token, an ETag) is carried over: the
- * command runs with the value this run printed in its place.
+ * command runs with the value this run printed in its place. No example can be skipped: what a
+ * page calls beyond the seeded shop, the runner provides (`<!-- examples: collection ... -->`,
+ * `<!-- examples: identity-provider -->`); only blocks that set up or run the service (SETUP) are
+ * not examples.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 
@@ -26,12 +29,15 @@ export interface Example {
 export interface Page {
   /** Configuration the page's service runs with: `<!-- examples: env NAME=value ... -->`. */
   env: Record<string, string>
+  /** Collections the service serves besides the shop's: `<!-- examples: collection gift-cards -->` (test/helpers/doc-collections.ts). */
+  collections: string[]
+  /** `<!-- examples: identity-provider -->`: the service trusts a provider's JWTs, and the shell has one in `JWT` (test/helpers/doc-identity-provider.ts). */
+  identityProvider: boolean
   examples: Example[]
 }
 
 /** Commands that set up or run the service itself: the runner does that, so such blocks are not examples. */
 const SETUP = /(^|[\s;&|(])(npm|npx|node|docker|git|cd|psql|pg_ctlcluster)(\s|$)/m
-const SKIP = '<!-- examples: skip -->'
 const RETRY = '<!-- examples: retry -->'
 
 interface Block {
@@ -71,10 +77,11 @@ export function pageOf(markdown: string): Page {
   for (const [, settings] of markdown.matchAll(/<!-- examples: env (.*?) -->/g)) {
     for (const [, name, value] of settings!.matchAll(/([A-Z_]+)=(\S+)/g)) env[name!] = value!
   }
+  const collections = [...markdown.matchAll(/<!-- examples: collection (\S+) -->/g)].map(([, name]) => name!)
   const blocks = blocksOf(lines)
   const examples: Example[] = []
   blocks.forEach((block, i) => {
-    if (block.lang !== 'sh' || block.before === SKIP || SETUP.test(block.body)) return
+    if (block.lang !== 'sh' || SETUP.test(block.body)) return
     if (!/^\s*(curl |[A-Z_]+=)/m.test(block.body)) return
     const next = blocks[i + 1]
     const adjacent = next && next.lang === '' && lines.slice(block.to + 1, next.from - 2).every((line) => line.trim() === '')
@@ -86,7 +93,7 @@ export function pageOf(markdown: string): Page {
       ...(adjacent ? { expected: next.body, expectedLines: [next.from, next.to] as [number, number] } : {}),
     })
   })
-  return { env, examples }
+  return { env, collections, identityProvider: markdown.includes('<!-- examples: identity-provider -->'), examples }
 }
 
 /** The values that differ from run to run, each with its class; a masked line keeps only the class. */
@@ -216,30 +223,68 @@ export function asDocShows(actual: string): string {
 /** How long one example may run. */
 const EXAMPLE_LIMIT_MS = 30_000
 
+/** How the shell reports a curl that failed: on standard error, a line of its own. */
+const CURL_FAILED = 'doc-examples: curl exited '
+
+/**
+ * Every curl of a page runs through this function, so that one that fails (exit 3, "bad range in
+ * URL", for brackets without -g; 7, nothing listens) fails its example even where the block prints
+ * what the page shows, or where a later command of the block ends well. Exit 23, a write error, is
+ * how curl ends when the reader of its pipe has read enough (`| head -n 7`): that one is expected.
+ */
+const CURL_WRAPPER = `curl() {
+  command curl "$@"
+  local code=$?
+  if [ $code -ne 0 ] && ! { [ $code -eq 23 ] && [ -p /dev/stdout ]; }; then printf '${CURL_FAILED}%d: curl %s\\n' $code "$*" >&2; fi
+  return $code
+}
+`
+
+/** What one block printed, the exit status of its last command, and the curls in it that failed. */
+export interface Ran {
+  stdout: string
+  stderr: string
+  code: number
+  /** `curl exited 3: curl -s ...`, one per curl of the block that failed. */
+  failedCurls: string[]
+}
+
 /** One bash for a page's examples: variables and files carry from one block to the next. */
 export function shell(cwd: string, env: Record<string, string>) {
   const bash: ChildProcessWithoutNullStreams = spawn('bash', ['--norc', '--noprofile'], { cwd, env: { PATH: process.env.PATH!, HOME: cwd, LANG: 'C.UTF-8', ...env } })
+  bash.stdin.write(CURL_WRAPPER)
   let out = ''
   let err = ''
-  let waiting: ((value: { stdout: string; stderr: string; code: number }) => void) | undefined
+  let waiting: ((value: Ran) => void) | undefined
+  // The block's end, on both streams: its status on stdout, and on stderr after its failed curls
+  // (the two pipes arrive in either order; each keeps its own).
   const END = '\u001e'
-  bash.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
+  const settle = () => {
     const end = out.indexOf(END)
     const close = end >= 0 ? out.indexOf(END, end + 1) : -1
-    if (close > 0 && waiting) {
-      const result = { stdout: out.slice(0, end), stderr: err, code: Number(out.slice(end + 1, close)) }
-      out = out.slice(close + 1)
-      err = ''
-      const done = waiting
-      waiting = undefined
-      done(result)
-    }
+    const errEnd = err.indexOf(END)
+    if (close < 0 || errEnd < 0 || !waiting) return
+    const lines = err.slice(0, errEnd).split('\n')
+    const failedCurls = lines.filter((line) => line.startsWith(CURL_FAILED)).map((line) => line.slice('doc-examples: '.length))
+    const stderr = lines.filter((line) => !line.startsWith(CURL_FAILED)).join('\n')
+    const result = { stdout: out.slice(0, end), stderr, code: Number(out.slice(end + 1, close)), failedCurls }
+    out = out.slice(close + 1)
+    err = err.slice(errEnd + 1)
+    const done = waiting
+    waiting = undefined
+    done(result)
+  }
+  bash.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+    settle()
   })
-  bash.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
+  bash.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk
+    settle()
+  })
   return {
-    /** Runs a block; its output, and the exit status of its last command. */
-    run(command: string): Promise<{ stdout: string; stderr: string; code: number }> {
+    /** Runs a block; its output, the exit status of its last command, and the curls that failed. */
+    run(command: string): Promise<Ran> {
       return new Promise((resolve, reject) => {
         // An example that never ends (a stream read to its end) ends the page, not the suite.
         const stuck = setTimeout(() => {
@@ -250,7 +295,7 @@ export function shell(cwd: string, env: Record<string, string>) {
           clearTimeout(stuck)
           resolve(result)
         }
-        bash.stdin.write(`set -o pipefail\n${command}\nprintf '${END}%d${END}' $?\n`)
+        bash.stdin.write(`set -o pipefail\n${command}\nexample_status=$?; printf '${END}' >&2; printf '${END}%d${END}' $example_status\n`)
       })
     },
     close: () => void bash.stdin.end(),

@@ -15,9 +15,12 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/client.js'
 import { migrate } from '../../src/db/migrate.js'
+import { shopCollections } from '../../src/collections/index.js'
 import { seedShop } from '../../src/demo/shop.js'
 import { serveForTest } from './api.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
+import { DOC_COLLECTIONS } from './doc-collections.js'
+import { identityProvider } from './doc-identity-provider.js'
 import { asDocShows, carriedOver, compare, pageOf, shell, type Carried, type Example, type Page } from './doc-examples.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -50,16 +53,28 @@ const allPages = () =>
   .filter((page) => page.examples.length > 0)
   .filter((page) => !process.env.DOCS_PAGES || process.env.DOCS_PAGES.split(',').includes(page.file))
 
-/** The service as `npm start` runs it (the page's settings on top), on a fresh seeded database, listening. */
+/**
+ * The service as `npm start` runs it (the page's settings on top), on a fresh seeded database,
+ * listening; and the variables the page's shell starts with (the seed's tokens, a provider's JWT).
+ */
 async function seededService(t: Test, kind: DatabaseKind, page: Page) {
+  const provider = page.identityProvider ? await identityProvider(t) : undefined
   const database = await createTestDatabase(kind)
   const db = await openDatabase(database.config)
   await migrate(db)
-  const config = { ...loadConfig({ LOG_LEVEL: 'silent', MIGRATE_ON_START: 'false', REQUEST_TIMEOUT_MS: String(SEED_REQUEST_TIMEOUT_MS), ...page.env }), database: database.config, port: 0 }
-  const app = await buildApp(config, { database: db })
+  const env = { LOG_LEVEL: 'silent', MIGRATE_ON_START: 'false', REQUEST_TIMEOUT_MS: String(SEED_REQUEST_TIMEOUT_MS), ...provider?.env, ...page.env }
+  const config = { ...loadConfig(env), database: database.config, port: 0 }
+  const extra = page.collections.map((name) => {
+    const made = DOC_COLLECTIONS[name]
+    if (!made) throw new Error(`${name}: no such collection in test/helpers/doc-collections.ts`)
+    return made()
+  })
+  for (const { sql } of extra) await db.withSession((session) => session.exec(sql))
+  const collections = extra.length ? [...shopCollections(config.auth.registration), ...extra.map((made) => made.collection)] : undefined
+  const app = await buildApp(config, { database: db, ...(collections ? { collections } : {}) })
   const { tokens } = await seedShop(app, db)
   // The pages' answers are held to the OpenAPI document too.
-  return { origin: await serveForTest(t, app, db, database), tokens }
+  return { origin: await serveForTest(t, app, db, database), variables: { ...tokens, ...provider?.variables } }
 }
 
 /** The page with each edit's lines (from 1, inclusive) replaced by its text. */
@@ -98,9 +113,9 @@ function testPage(page: Page & { file: string; text: string }): void {
   t.test(page.file, async (t) => {
     for (const kind of update ? databaseKinds().slice(0, 1) : databaseKinds()) {
       await t.test(kind, async (t) => {
-        const { origin, tokens } = await seededService(t, kind, page)
+        const { origin, variables } = await seededService(t, kind, page)
         const cwd = mkdtempSync(path.join(tmpdir(), 'doc-examples-'))
-        const bash = shell(cwd, tokens)
+        const bash = shell(cwd, variables)
         t.teardown(() => {
           bash.close()
           rmSync(cwd, { recursive: true, force: true })
@@ -113,6 +128,8 @@ function testPage(page: Page & { file: string; text: string }): void {
           const printed = ran.stdout.replaceAll(origin, DOC_ORIGIN)
           const at = `${page.file}:${example.line}`
           if (update) edits.push({ lines: example.commandLines, text: command })
+          // A curl that failed prints nothing, which a page may show as nothing, or hide behind a later command.
+          t.same(ran.failedCurls, [], `${at}: every curl ends well (${ran.stderr.trim()})`)
           if (example.expected === undefined) {
             t.equal(ran.code, 0, `${at} runs (${ran.stderr.trim()})`)
             continue
