@@ -6,25 +6,38 @@
 #   - the first admin (ADMIN_EMAIL, ADMIN_PASSWORD) signs in and creates a product;
 #   - `users-create.js` in the running container makes another user, who signs in;
 #   - SIGTERM (docker stop) ends it with status 0;
-#   - no container file names the deprecated /api/v1, and the compose file validates (when
-#     docker compose or docker-compose is installed).
-# Containers and the database it makes are removed at the end; the image `resourceful:smoke` stays
-# (the next build reuses its layers).
+#   - no container file names the deprecated /api/v1; docker-compose.yml validates, and refuses to
+#     start without ADMIN_PASSWORD;
+#   - docker-compose.yml comes up with that image (compose.smoke.yml) and stand-ins for the images
+#     it names (stand-ins.sh: Debian's PostgreSQL, PgBouncer, Redis and HAProxy): `migrate` exits 0,
+#     the database role has the settings of deploy/postgres-init.sql, three instances run, /readyz
+#     answers 200 through the balancer on 127.0.0.1:3000 and the first admin signs in there
+#     (through PgBouncer); `down -v` leaves no container or volume.
+# Containers, the database and the compose project it makes are removed at the end; the images
+# `resourceful:smoke` and `resourceful-stand-in:*` stay (the next run reuses their layers).
 #
 # Needs a Docker engine that can build the image (on a machine without a registry:
-# scripts/container-base-image.sh first), curl, and PostgreSQL's createdb, dropdb and psql.
+# scripts/container-base-image.sh first), `docker compose` or `docker-compose`, curl, and
+# PostgreSQL's createdb, dropdb and psql.
 # Environment: SMOKE_POSTGRES (default postgresql://postgres@127.0.0.1:5432), a server where the
-# test may create and drop a database; SMOKE_BUILD=no tests the image resourceful:smoke as it is.
+# test may create and drop a database; SMOKE_BUILD=no tests the image resourceful:smoke as it is;
+# SMOKE_COMPOSE_PORT (default 3000, the compose file's) publishes the balancer on another port of
+# 127.0.0.1 where 3000 is taken; SMOKE_COMPOSE=no leaves the compose topology out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 server="${SMOKE_POSTGRES:-postgresql://postgres@127.0.0.1:5432}"
 image=resourceful:smoke
 name="resourceful-smoke-$$"
+project=resourceful-smoke
 database="container_smoke_$$"
 url="$server/$database"
 started=$SECONDS
 failures=0
+work=$(mktemp -d)
+: >"$work/empty.env"  # compose reads no .env of this checkout
+compose=()
+compose_up=no
 
 say() { printf '# %s\n' "$*"; }
 ok() { printf 'ok - %s\n' "$*"; }
@@ -39,6 +52,13 @@ cleanup() {
   fi
   docker rm -f "$name" >/dev/null 2>&1 || true
   dropdb --if-exists --maintenance-db="$server/postgres" "$database" >/dev/null 2>&1 || true
+  if [ "$compose_up" = yes ]; then
+    if [ "$status" -ne 0 ]; then
+      say "the compose services' last log lines:"; in_compose logs --no-color --tail 10 2>&1 | sed 's/^/#   /'
+    fi
+    in_compose down -v --remove-orphans >/dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -46,16 +66,42 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info); on a
 
 # --- files -----------------------------------------------------------------------------------------
 check "no container file names /api/v1" bash -c '! grep -n "api/v1" Dockerfile docker-compose.yml -r deploy'
-compose=()
 if docker compose version >/dev/null 2>&1; then compose=(docker compose)
 elif command -v docker-compose >/dev/null 2>&1; then compose=(docker-compose); fi
-if [ ${#compose[@]} -gt 0 ]; then
-  check "docker-compose.yml validates (${compose[*]} config)" env POSTGRES_PASSWORD=x ADMIN_EMAIL=a@example.com ADMIN_PASSWORD=xxxxxxxxxxxx \
-    "${compose[@]}" -f docker-compose.yml config -q
-  check "docker-compose.yml refuses to start without ADMIN_PASSWORD" bash -c \
-    '! env -u ADMIN_PASSWORD POSTGRES_PASSWORD=x ADMIN_EMAIL=a@example.com "$@" -f docker-compose.yml config -q 2>/dev/null' _ "${compose[@]}"
+if [ "${SMOKE_COMPOSE:-yes}" = no ]; then
+  say "skip: docker-compose.yml not tested (SMOKE_COMPOSE=no)"
+elif [ ${#compose[@]} -eq 0 ]; then
+  die "neither docker compose nor docker-compose is installed (Debian: apt-get install docker-compose; or SMOKE_COMPOSE=no)"
 else
-  say "skip: docker-compose.yml not validated (neither docker compose nor docker-compose is installed)"
+  check "docker-compose.yml validates (${compose[*]} config)" env POSTGRES_PASSWORD=x ADMIN_EMAIL=a@example.com ADMIN_PASSWORD=xxxxxxxxxxxx \
+    "${compose[@]}" --env-file "$work/empty.env" -f docker-compose.yml config -q
+  check "docker-compose.yml refuses to start without ADMIN_PASSWORD" bash -c \
+    '! env -u ADMIN_PASSWORD POSTGRES_PASSWORD=x ADMIN_EMAIL=a@example.com "$@" -f docker-compose.yml config -q 2>/dev/null' \
+    _ "${compose[@]}" --env-file "$work/empty.env"
+fi
+
+# The compose topology (run after the image's own checks) is docker-compose.yml as users run it,
+# but for the images (compose.smoke.yml) and, with SMOKE_COMPOSE_PORT, the balancer's port on
+# 127.0.0.1. Its port is checked now, to fail before the build.
+compose_port="${SMOKE_COMPOSE_PORT:-3000}"
+compose_file=docker-compose.yml
+compose_admin_password="smoke-$RANDOM-$RANDOM-$RANDOM"
+compose_env=(POSTGRES_PASSWORD="smoke$RANDOM$RANDOM" ADMIN_EMAIL=admin@smoke.example
+  ADMIN_PASSWORD="$compose_admin_password" COOKIE_SECURE=false)
+in_compose() {
+  env "${compose_env[@]}" "${compose[@]}" --env-file "$work/empty.env" --project-directory . -p "$project" \
+    -f "$compose_file" -f test/container/compose.smoke.yml "$@"
+}
+
+if [ "${SMOKE_COMPOSE:-yes}" != no ]; then
+  if [ "$compose_port" != 3000 ]; then
+    compose_file="$work/docker-compose.yml"
+    sed 's/"127\.0\.0\.1:3000:3000"/"127.0.0.1:'"$compose_port"':3000"/' docker-compose.yml >"$compose_file"
+    grep -q "127.0.0.1:$compose_port:3000" "$compose_file" \
+      || die "SMOKE_COMPOSE_PORT: docker-compose.yml does not publish \"127.0.0.1:3000:3000\" any more"
+  fi
+  ! (: </dev/tcp/127.0.0.1/"$compose_port") 2>/dev/null \
+    || die "127.0.0.1:$compose_port is taken: stop what listens there, or choose another port with SMOKE_COMPOSE_PORT"
 fi
 
 # --- build -----------------------------------------------------------------------------------------
@@ -67,7 +113,8 @@ else
   DOCKER_BUILDKIT=0 docker build --network host -t "$image" . >"$log" 2>&1 \
     || { tail -n 30 "$log"; die "docker build (log: $log)"; }
   ok "docker build ($((SECONDS - t)) s)"
-  grep '^schema engine:' "$log" | sed 's/^/# /'
+  # A cached build prints nothing of the step; the migrate lines below say what the image does.
+  grep '^schema engine:' "$log" | sed 's/^/# /' || say "schema engine: from the cached layer"
   rm -f "$log"
 fi
 check "the image runs as uid 1000" test "$(docker image inspect -f '{{.Config.User}}' "$image")" = "1000:1000"
@@ -107,14 +154,12 @@ ok "HEALTHCHECK healthy after $((SECONDS - t)) s"
 check "the service runs as uid 1000" test "$(docker exec "$name" sh -c "awk '/^Uid:/ {print \$2}' /proc/1/status")" = 1000
 check "its code is read-only to it" docker exec "$name" sh -c '! touch /app/dist/server.js 2>/dev/null'
 
-jar=$(mktemp)
-trap 'rm -f "$jar"; cleanup' EXIT
+jar="$work/cookies"
 status=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" -H 'content-type: application/json' \
   -d "{\"email\":\"admin@smoke.example\",\"password\":\"$admin_password\"}" "$api/sessions")
 check "the first admin signs in (POST /api/v2/sessions: $status)" test "$status" = 201
 sku="SMOKE-$$"
-body=$(mktemp)
-trap 'rm -f "$jar" "$body"; cleanup' EXIT
+body="$work/body"
 status=$(curl -s -o "$body" -w '%{http_code}' -b "$jar" -H 'content-type: application/json' \
   -d "{\"name\":\"Smoke test\",\"sku\":\"$sku\",\"price\":{\"amount\":9.5}}" "$api/products")
 check "the admin creates a product (POST /api/v2/products: $status)" test "$status" = 201
@@ -132,6 +177,45 @@ check "that user signs in ($status)" test "$status" = 201
 t=$SECONDS
 docker stop -t 30 "$name" >/dev/null
 check "SIGTERM: exits with status 0 ($((SECONDS - t)) s)" test "$(docker inspect -f '{{.State.ExitCode}}' "$name")" = 0
+
+# --- compose ---------------------------------------------------------------------------------------
+if [ "${SMOKE_COMPOSE:-yes}" != no ]; then
+  t=$SECONDS
+  test/container/stand-ins.sh || die "the stand-in images (test/container/stand-ins.sh)"
+  ok "stand-in images for postgres, pgbouncer, redis and haproxy ($((SECONDS - t)) s)"
+
+  # What an interrupted run left behind first.
+  in_compose down -v --remove-orphans >/dev/null 2>&1 || true
+  compose_up=yes
+  t=$SECONDS
+  in_compose up -d --no-build >"$work/up.log" 2>&1 || { sed 's/^/#   /' "$work/up.log"; die "compose up"; }
+  ok "compose up: db healthy, migrate done, every service started ($((SECONDS - t)) s)"
+  migrate_container=$(in_compose ps -a -q migrate)
+  check "migrate exited with status 0" test "$(docker inspect -f '{{.State.ExitCode}}' "$migrate_container")" = 0
+  role_timeout=$(in_compose exec -T db psql -X -A -t -U resourceful -d resourceful -c 'SHOW statement_timeout' 2>&1 | tr -d '\r') || true
+  check "the database role has deploy/postgres-init.sql's statement_timeout ($role_timeout)" test "$role_timeout" = 5s
+  instances=$(in_compose ps -q api | wc -l)
+  check "three api instances run ($instances)" test "$instances" = 3
+
+  t=$SECONDS
+  until curl -sf -o /dev/null "http://127.0.0.1:$compose_port/readyz"; do
+    [ $((SECONDS - t)) -lt 120 ] || die "/readyz did not answer 200 through the balancer within 120 s"
+    sleep 0.5
+  done
+  ok "/readyz answers 200 through the balancer on 127.0.0.1:$compose_port, $((SECONDS - t)) s after up"
+  status=$(curl -s -o "$body" -w '%{http_code}' -H 'content-type: application/json' \
+    -d "{\"email\":\"admin@smoke.example\",\"password\":\"$compose_admin_password\"}" "http://127.0.0.1:$compose_port/api/v2/sessions")
+  check "the first admin signs in through the balancer and PgBouncer ($status)" test "$status" = 201
+  [ "$status" = 201 ] || sed 's/^/#   /' "$body"
+
+  t=$SECONDS
+  in_compose down -v --remove-orphans >"$work/down.log" 2>&1 || { sed 's/^/#   /' "$work/down.log"; die "compose down -v"; }
+  compose_up=no
+  left=$(docker ps -a -q --filter "label=com.docker.compose.project=$project" | wc -l)
+  left_volumes=$(docker volume ls -q --filter "label=com.docker.compose.project=$project" | wc -l)
+  check "compose down -v leaves no container ($left) or volume ($left_volumes) ($((SECONDS - t)) s)" \
+    test "$left$left_volumes" = 00
+fi
 
 say "$((SECONDS - started)) s; $failures failed"
 [ "$failures" -eq 0 ]
