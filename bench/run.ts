@@ -10,9 +10,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 import { openDatabase } from '../src/db/client.js'
 import { migrate } from '../src/db/migrate.js'
+import { onServer, urlWithDatabase } from '../test/helpers/postgres-server.js'
 import type { LoadResult } from './load.js'
 import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor, startServer, type Started } from './processes.js'
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
@@ -35,22 +35,6 @@ if (rowsFlag !== undefined) {
 const serverUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const run = randomBytes(3).toString('hex').toUpperCase()
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
-
-async function onServer<T>(fn: (client: pg.Client) => Promise<T>, url = serverUrl): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
-
-function withDatabase(url: string, name: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
 
 /** Sequential requests, for latencies that do not depend on load: median and p90. */
 async function probe(origin: string, name: string, path: string, target?: number, headers: Record<string, string> = {}): Promise<Probe> {
@@ -95,7 +79,7 @@ async function probeLists(origin: string, databaseUrl: string, ids: readonly str
 /** A cursor at 80% of the products sorted by price, as a client paging that far would hold. */
 async function deepCursor(databaseUrl: string): Promise<string> {
   const offset = Math.floor(settings.products * 0.8)
-  const row = await onServer(async (client) => (await client.query('SELECT price, id FROM products ORDER BY price, id OFFSET $1 LIMIT 1', [offset])).rows[0], databaseUrl)
+  const row = await onServer(databaseUrl, async (client) => (await client.query('SELECT price, id FROM products ORDER BY price, id OFFSET $1 LIMIT 1', [offset])).rows[0])
   return Buffer.from(JSON.stringify({ s: 'price:asc,id:asc', v: [String(row.price), row.id] })).toString('base64url')
 }
 
@@ -140,8 +124,8 @@ async function main(): Promise<void> {
   log('building')
   if (spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed')
   const name = `resourceful_bench_${run.toLowerCase()}`
-  const databaseUrl = withDatabase(serverUrl, name)
-  await onServer((client) => client.query(`CREATE DATABASE ${name}`))
+  const databaseUrl = urlWithDatabase(serverUrl, name)
+  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`))
   const floors: Started[] = []
   let service: Started | undefined
   try {
@@ -149,7 +133,7 @@ async function main(): Promise<void> {
     await migrate(db)
     await db.close()
     log(`seeding ${settings.products} products`)
-    const ids = await onServer((client) => seed(client, settings.products), databaseUrl)
+    const ids = await onServer(databaseUrl, (client) => seed(client, settings.products))
     const idsFile = path.join(mkdtempSync(path.join(tmpdir(), 'resourceful-ids-')), 'ids.json')
     writeFileSync(idsFile, JSON.stringify(ids))
 
@@ -194,7 +178,7 @@ async function main(): Promise<void> {
   } finally {
     await service?.stop()
     for (const floor of floors) await floor.stop()
-    await onServer((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    await onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   }
 }
 

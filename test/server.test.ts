@@ -16,6 +16,10 @@ const post = async (origin: string, body: unknown) =>
     body: JSON.stringify(body),
   })
 
+// Every test here starts the service as processes of its own (each loads the code, opens PGlite
+// and migrates): 90 s alone on a 2-core machine, more beside other files.
+t.setTimeout(300_000)
+
 t.test('a bad configuration stops the start with one line naming the variable', async (t) => {
   const { code, stderr } = await startServer({ PORT: 'abc' }).exited
   t.equal(code, 1)

@@ -2,18 +2,19 @@
  * Fresh databases for tests: one PostgreSQL database or one in-memory PGlite per test, dropped
  * afterwards; migrated ones start as a copy of a database migrated once per run.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
-import pg from 'pg'
-import tap, { type Test } from 'tap'
+import type pg from 'pg'
+import type { Test } from 'tap'
 import type { DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
-import { migrate } from '../../src/db/migrate.js'
+import { migrate, readMigrations } from '../../src/db/migrate.js'
 import type { ClusterTemplate } from '../../src/db/pglite-template.js'
+import { onServer, urlWithDatabase } from './postgres-server.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
 
@@ -47,22 +48,8 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-function urlWithDatabase(url: string, database: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
-/** Runs `fn` with a connection to the server's maintenance database (`url`, by default the tests' server). */
-export async function onServer<T>(fn: (client: pg.Client) => Promise<T>, url = serverUrl): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
+/** Runs `fn` with a connection to the tests' server's maintenance database. */
+const onTestServer = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => onServer(serverUrl!, fn)
 
 /**
  * The run these processes belong to (scripts/test.mjs sets it, and drops what it names when the
@@ -74,7 +61,17 @@ export const TEMPLATE_PREFIX = 'resourceful_template_'
 /** Held while a run's PostgreSQL template is made, so that its test files make it once. */
 const TEMPLATE_LOCK = 72_707_370
 
-let postgresTemplate: Promise<string> | undefined
+/**
+ * The migrations' identity: a test that adds one (the collection generator's) gets a template of
+ * its own, not the run's.
+ */
+function migrationsKey(): string {
+  const hash = createHash('sha256')
+  for (const { name, checksum } of readMigrations()) hash.update(`${name} ${checksum}\n`)
+  return hash.digest('hex').slice(0, 12)
+}
+
+const postgresTemplates = new Map<string, Promise<string>>()
 
 /**
  * A PostgreSQL database with every migration applied, made once per run under an advisory lock,
@@ -82,8 +79,8 @@ let postgresTemplate: Promise<string> | undefined
  * refuses a template anyone is connected to. Migrating takes 0.3-0.7 s; copying, 0.05 s.
  */
 function migratedPostgres(): Promise<string> {
-  postgresTemplate ??= onServer(async (client) => {
-    const name = `${TEMPLATE_PREFIX}${RUN}`
+  const name = `${TEMPLATE_PREFIX}${RUN}_${migrationsKey()}`
+  const made = postgresTemplates.get(name) ?? onTestServer(async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK])
     try {
       if ((await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount) return name
@@ -98,19 +95,20 @@ function migratedPostgres(): Promise<string> {
       await client.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK])
     }
   })
-  return postgresTemplate
+  postgresTemplates.set(name, made)
+  return made
 }
 
-let pgliteTemplate: Promise<Buffer> | undefined
+const pgliteTemplates = new Map<string, Promise<Buffer>>()
 
 /**
  * A PGlite cluster with every migration applied, as the tar `loadDataDir` takes: made once per
  * process, or per run in a file beside the others' (written aside and renamed into place, so a
  * file that exists is whole). Migrating takes 1.3 s; loading the tar, 0.3 s.
  */
-function migratedPglite(): Promise<Buffer> {
-  const file = RUN && path.join(tmpdir(), `${TEMPLATE_PREFIX}${RUN}.tar`)
-  pgliteTemplate ??= (async () => {
+function migratedPglite(key: string): Promise<Buffer> {
+  const file = RUN && path.join(tmpdir(), `${TEMPLATE_PREFIX}${RUN}_${key}.tar`)
+  const made = pgliteTemplates.get(key) ?? (async () => {
     if (file && existsSync(file)) return readFileSync(file)
     const dir = mkdtempSync(path.join(tmpdir(), 'pglite-template-'))
     try {
@@ -129,7 +127,8 @@ function migratedPglite(): Promise<Buffer> {
       rmSync(dir, { recursive: true, force: true })
     }
   })()
-  return pgliteTemplate
+  pgliteTemplates.set(key, made)
+  return made
 }
 
 /** A template that is always there and hands out `tar`. */
@@ -153,11 +152,13 @@ const EMPTY_ALL = `DO $$ BEGIN EXECUTE (
     FROM pg_tables WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations'
 ); END $$`
 
-/** In-memory PGlite databases that tests are done with, emptied, for the next test of this process. */
-const idle: Database[] = []
+/**
+ * In-memory PGlite databases that tests are done with, emptied, for the next test of this
+ * process: all of one set of migrations (`key`) and the schema they make (`print`).
+ */
+const idle: { key?: string; print?: Promise<string>; databases: Database[] } = { databases: [] }
 /** Idle databases kept at most; each holds its cluster in memory. */
 const MAX_IDLE = 2
-let migratedPrint: Promise<string> | undefined
 
 const schemaPrint = async (db: Database) => (await db.query<{ print: string }>(SCHEMA_PRINT, []))[0]!.print
 
@@ -167,19 +168,22 @@ const schemaPrint = async (db: Database) => (await db.query<{ print: string }>(S
  * unless its schema is not the migrated one any more (a test's own trigger or table) or it fails.
  */
 async function migratedPgliteDatabase(config: DatabaseConfig): Promise<Database> {
-  const db = idle.pop() ?? (await openDatabase(config, fromTar(await migratedPglite())))
-  if (!migratedPrint) {
-    migratedPrint = schemaPrint(db)
-    // An open PGlite keeps its process running.
-    tap.teardown(() => Promise.all(idle.splice(0).map((kept) => kept.close())))
+  const key = migrationsKey()
+  if (idle.key !== key) {
+    // An open PGlite keeps its process running; tap is loaded already in a test's process.
+    if (idle.key === undefined) (await import('tap')).default.teardown(() => Promise.all(idle.databases.splice(0).map((db) => db.close())))
+    await Promise.all(idle.databases.splice(0).map((db) => db.close()))
+    Object.assign(idle, { key, print: undefined })
   }
+  const db = idle.databases.pop() ?? (await openDatabase(config, fromTar(await migratedPglite(key))))
+  const print = (idle.print ??= schemaPrint(db))
   return {
     ...db,
     async close() {
       try {
-        if (idle.length >= MAX_IDLE || (await schemaPrint(db)) !== (await migratedPrint)) throw new Error('not kept')
+        if (idle.key !== key || idle.databases.length >= MAX_IDLE || (await schemaPrint(db)) !== (await print)) throw new Error('not kept')
         await db.query(EMPTY_ALL, [])
-        idle.push(db)
+        idle.databases.push(db)
       } catch {
         await db.close()
       }
@@ -198,7 +202,7 @@ export async function createTestDatabase(kind: DatabaseKind, { migrated = false 
   }
   const name = `resourceful_test_${randomBytes(6).toString('hex')}`
   const template = migrated && RUN ? await migratedPostgres() : undefined
-  await onServer((client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`))
+  await onTestServer((client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`))
   const config: DatabaseConfig = { kind: 'postgres', url: urlWithDatabase(serverUrl!, name) }
   return {
     config,
@@ -207,6 +211,6 @@ export async function createTestDatabase(kind: DatabaseKind, { migrated = false 
       if (migrated && !template) await migrate(db)
       return db
     },
-    drop: () => onServer(async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+    drop: () => onTestServer(async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
   }
 }

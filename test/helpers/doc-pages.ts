@@ -13,14 +13,13 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { openDatabase } from '../../src/db/client.js'
-import { migrate } from '../../src/db/migrate.js'
 import { shopCollections } from '../../src/collections/index.js'
 import { seedShop } from '../../src/demo/shop.js'
 import { serveForTest } from './api.js'
 import { createTestDatabase, databaseKinds, type DatabaseKind } from './databases.js'
 import { DOC_COLLECTIONS } from './doc-collections.js'
 import { identityProvider } from './doc-identity-provider.js'
+import { restoreSnapshot, takeSnapshot, type Snapshot } from './snapshot.js'
 import { asDocShows, carriedOver, compare, pageOf, shell, type Carried, type Example, type Page } from './doc-examples.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -53,15 +52,20 @@ const allPages = () =>
   .filter((page) => page.examples.length > 0)
   .filter((page) => !process.env.DOCS_PAGES || process.env.DOCS_PAGES.split(',').includes(page.file))
 
+/** The demo shop as the first page of this process seeded it: its rows, and the tokens the seed printed. */
+let seeded: Promise<{ snapshot: Snapshot; tokens: Record<string, string> }> | undefined
+
 /**
  * The service as `npm start` runs it (the page's settings on top), on a fresh seeded database,
  * listening; and the variables the page's shell starts with (the seed's tokens, a provider's JWT).
  */
 async function seededService(t: Test, kind: DatabaseKind, page: Page) {
   const provider = page.identityProvider ? await identityProvider(t) : undefined
-  const database = await createTestDatabase(kind)
-  const db = await openDatabase(database.config)
-  await migrate(db)
+  const database = await createTestDatabase(kind, { migrated: true })
+  const db = await database.open()
+  // The seed's rows, put back before the service starts, as if it had seeded them.
+  const copied = seeded && (await seeded)
+  if (copied) await restoreSnapshot(db, copied.snapshot)
   const env = { LOG_LEVEL: 'silent', MIGRATE_ON_START: 'false', REQUEST_TIMEOUT_MS: String(SEED_REQUEST_TIMEOUT_MS), ...provider?.env, ...page.env }
   const config = { ...loadConfig(env), database: database.config, port: 0 }
   const extra = page.collections.map((name) => {
@@ -72,7 +76,8 @@ async function seededService(t: Test, kind: DatabaseKind, page: Page) {
   for (const { sql } of extra) await db.withSession((session) => session.exec(sql))
   const collections = extra.length ? [...shopCollections(config.auth.registration), ...extra.map((made) => made.collection)] : undefined
   const app = await buildApp(config, { database: db, ...(collections ? { collections } : {}) })
-  const { tokens } = await seedShop(app, db)
+  seeded ??= seedShop(app, db).then(async ({ tokens }) => ({ tokens, snapshot: await takeSnapshot(db) }))
+  const { tokens } = copied || (await seeded)
   // The pages' answers are held to the OpenAPI document too.
   return { origin: await serveForTest(t, app, db, database), variables: { ...tokens, ...provider?.variables } }
 }
