@@ -52,12 +52,22 @@ function nameBodies(document: Document, schemas: Record<string, Schema>): void {
   }
 }
 
-/** Replaces every copy of the shared schemas below `node` with a reference: a nullable copy with `anyOf` the reference and null. */
-function replaceCopies(node: unknown, copies: ReadonlyMap<string, Schema>): void {
+/** Copies of shared schemas by their canonical JSON, and the `type` of each as JSON. */
+interface Copies {
+  byJson: Map<string, Schema>
+  types: Set<string>
+}
+
+/**
+ * Replaces every copy of the shared schemas below `node` with a reference: a nullable copy with
+ * `anyOf` the reference and null. Only a node with a copy's `type` is written out to compare:
+ * writing out every node would write each subtree again at every level above it (0.2 s a document).
+ */
+function replaceCopies(node: unknown, copies: Copies): void {
   if (node === null || typeof node !== 'object') return
   for (const [key, child] of Object.entries(node)) {
     if (child === null || typeof child !== 'object') continue
-    const shared = copies.get(canonical(child))
+    const shared = copies.types.has(JSON.stringify((child as Schema).type)) ? copies.byJson.get(canonical(child)) : undefined
     if (shared) (node as Record<string, unknown>)[key] = shared
     else replaceCopies(child, copies)
   }
@@ -68,14 +78,16 @@ export function nameComponents(generated: unknown): void {
   const document = generated as Document
   const schemas = (document.components.schemas ??= {})
   nameBodies(document, schemas)
-  const copies = new Map<string, Schema>()
+  const copies: Copies = { byJson: new Map(), types: new Set() }
   const found: [string, Schema][] = []
   for (const { name, at: [component, property] } of SHARED_SCHEMAS) {
     const schema = (schemas[component]?.properties as Record<string, Schema> | undefined)?.[property]
     if (!schema || (schema.type !== 'object' && schema.type !== 'array')) continue
     found.push([name, structuredClone(schema)])
-    copies.set(canonical(schema), ref(name))
-    copies.set(canonical({ ...schema, type: [schema.type, 'null'] }), { anyOf: [ref(name), { type: 'null' }] })
+    const nullable = { ...schema, type: [schema.type, 'null'] }
+    copies.byJson.set(canonical(schema), ref(name))
+    copies.byJson.set(canonical(nullable), { anyOf: [ref(name), { type: 'null' }] })
+    copies.types.add(JSON.stringify(schema.type)).add(JSON.stringify(nullable.type))
   }
   if (found.length === 0) return
   replaceCopies(document.paths, copies)
