@@ -11,6 +11,19 @@ export type Schema = { [keyword: string]: any }
 /** Strings at most this long, unless a schema needs longer: long enough to matter, short enough to send many. */
 const LONGEST = 40
 
+const matching = new Map<string, fc.Arbitrary<string>>()
+
+/**
+ * Strings matching a pattern, made once per pattern: making one costs far more than drawing from
+ * it (fast-check tokenizes its sample strings with every character class of the pattern: 40 s
+ * of the property test's CPU when made anew for each generated request). Drawing is the same.
+ */
+export function stringMatching(pattern: string): fc.Arbitrary<string> {
+  let arbitrary = matching.get(pattern)
+  if (!arbitrary) matching.set(pattern, (arbitrary = fc.stringMatching(new RegExp(pattern))))
+  return arbitrary
+}
+
 /** Valid and invalid values of the schemas of one document (its `components.schemas` resolve `$ref`s). */
 export function schemaArbitraries(schemas: Record<string, Schema>) {
   const resolve = (schema: Schema): Schema => (schema.$ref ? resolve(schemas[String(schema.$ref).replace('#/components/schemas/', '')]!) : schema)
@@ -30,7 +43,7 @@ export function schemaArbitraries(schemas: Record<string, Schema>) {
     }
     const minLength = schema.minLength ?? 0
     const maxLength = Math.max(minLength, Math.min(schema.maxLength ?? LONGEST, LONGEST))
-    if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((text) => text.length >= minLength && text.length <= (schema.maxLength ?? Infinity))
+    if (schema.pattern) return stringMatching(schema.pattern).filter((text) => text.length >= minLength && text.length <= (schema.maxLength ?? Infinity))
     return fc.string({ minLength, maxLength, unit: 'grapheme' })
   }
 
