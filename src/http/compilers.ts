@@ -17,6 +17,24 @@ type Compile = (route: { schema: unknown }) => unknown
 type Factory = (externalSchemas: unknown, options: unknown) => Compile
 
 /**
+ * A number per distinct schema JSON, remembered per schema object. Fastify hands the factory a
+ * new object of the shared schemas for every route (164 an app, some 30 kB of JSON each), but
+ * the schemas in it are the app's own objects: each is written out once, not once per route.
+ */
+const jsonIds = new Map<string, number>()
+const objectIds = new WeakMap<object, number>()
+function schemaId(schema: object): number {
+  let id = objectIds.get(schema)
+  if (id === undefined) {
+    const json = JSON.stringify(schema)
+    id = jsonIds.get(json) ?? jsonIds.size
+    jsonIds.set(json, id)
+    objectIds.set(schema, id)
+  }
+  return id
+}
+
+/**
  * The factory's compilers, pooled by the shared schemas and options they are built with (the same
  * in every app of this service), each remembering what it compiled by the schema's JSON: JSON
  * Schema keywords are plain data, so equal JSON compiles to the same function.
@@ -24,13 +42,16 @@ type Factory = (externalSchemas: unknown, options: unknown) => Compile
 function cached(factory: Factory): Factory {
   const pool = new Map<string, Compile>()
   return (externalSchemas, options) => {
-    const poolKey = JSON.stringify([externalSchemas, options])
+    const shared = Object.entries((externalSchemas ?? {}) as Record<string, object>).map(([name, schema]) => `${name}=${schemaId(schema)}`)
+    const poolKey = `${JSON.stringify(options)} ${shared.join()}`
     let compiler = pool.get(poolKey)
     if (!compiler) {
       const compile = factory(externalSchemas, options)
-      const compiled = new Map<string, unknown>()
+      const compiled = new Map<number, unknown>()
       compiler = (route) => {
-        const key = JSON.stringify(route.schema)
+        // A boolean schema (JSON Schema allows `true`) is compiled as it comes.
+        if (typeof route.schema !== 'object' || route.schema === null) return compile(route)
+        const key = schemaId(route.schema)
         if (!compiled.has(key)) compiled.set(key, compile(route))
         return compiled.get(key)
       }
