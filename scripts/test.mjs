@@ -116,17 +116,29 @@ const args = process.argv.slice(2)
 const focused = args.length > 0
 /** Checks besides the tests that failed, by name: the last line says which. */
 const failedChecks = []
-const check = async (name, command, commandArgs) => {
-  console.log(`> ${name}`)
-  if ((await run(process.execPath, [command, ...commandArgs])) !== 0) failedChecks.push(name)
-}
+/** Runs a check with its output held back, then prints it under the check's name: checks run side by side. */
+const check = (name, command, commandArgs) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [command, ...commandArgs], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    const output = []
+    child.stdout.on('data', (chunk) => output.push(chunk))
+    child.stderr.on('data', (chunk) => output.push(chunk))
+    child.on('close', (code) => {
+      process.stdout.write(`> ${name}\n${Buffer.concat(output)}`)
+      if (code !== 0) failedChecks.push(name)
+      resolve()
+    })
+  })
 
 if (!focused) {
-  await check('type-check', bin('typescript', 'bin/tsc'), ['--noEmit', '-p', 'tsconfig.json'])
-  await check('lint', bin('eslint', 'bin/eslint.js'), ['.'])
-  // The checked-in documents: test/openapi/generated.test.ts fails when they are not the code's.
-  await check('OpenAPI lint (Spectral: OpenAPI rules and OWASP API Security)', bin('@stoplight/spectral-cli', 'dist/index.js'), [
-    'lint', '--fail-severity=warn', '--quiet', 'openapi/v*.json',
+  // At the same time: on two cores the three take 9 s instead of 17 s one after another.
+  await Promise.all([
+    check('type-check', bin('typescript', 'bin/tsc'), ['--noEmit', '-p', 'tsconfig.json']),
+    check('lint', bin('eslint', 'bin/eslint.js'), ['.']),
+    // The checked-in documents: test/openapi/generated.test.ts fails when they are not the code's.
+    check('OpenAPI lint (Spectral: OpenAPI rules and OWASP API Security)', bin('@stoplight/spectral-cli', 'dist/index.js'), [
+      'lint', '--fail-severity=warn', '--quiet', 'openapi/v*.json',
+    ]),
   ])
 }
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
-import { childEnv } from '../helpers/service-process.js'
+import { childEnv, NODE_ARGS } from '../helpers/service-process.js'
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
@@ -31,7 +31,7 @@ function runRefusingOpenTelemetry(t: Test, env: Record<string, string>): Promise
     await app.close()
     process.stdout.write(String(answer.statusCode))`,
   )
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: childEnv({ ADMIN_EMAIL: '', ADMIN_PASSWORD: '', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_ARGS, script], { env: childEnv({ ADMIN_EMAIL: '', ADMIN_PASSWORD: '', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)))
