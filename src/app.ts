@@ -11,7 +11,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
 import { installCaller, rejectUnusableCredentials } from './auth/caller.js'
-import { hashPassword } from './auth/passwords.js'
+import { hashPassword, setPasswordCost } from './auth/passwords.js'
 import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
@@ -99,6 +99,7 @@ function openCounters(config: Config, app: FastifyInstance): Counters {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  setPasswordCost(config.auth.passwordHashCost)
   const opened = options.database ?? (await openDatabase(config.database))
   // Imported only when configured: without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry code is loaded.
   const tracing = config.tracing && (await import('./observability/tracing.js')).startTracing(config.tracing, options.spanExporter)

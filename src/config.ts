@@ -1,7 +1,7 @@
 /** Reads the environment once into a typed, validated configuration. */
 import { isIP } from 'node:net'
 import path from 'node:path'
-import { MIN_PASSWORD_LENGTH } from './auth/passwords.js'
+import { DEFAULT_PASSWORD_COST, MIN_PASSWORD_LENGTH } from './auth/passwords.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -107,6 +107,8 @@ export interface AuthConfig {
   registration: Registration
   /** Bearer JWTs from an external identity provider, when configured. */
   jwt?: JwtConfig
+  /** The work factor of new password hashes, log2 of scrypt's N (PASSWORD_HASH_COST). */
+  passwordHashCost: number
 }
 
 export interface JwtConfig {
@@ -294,6 +296,26 @@ function readAdmin(env: Env): AuthConfig['admin'] {
   return { email: email.toLowerCase(), password }
 }
 
+/** PASSWORD_HASH_COST's range: below 10 a hash is no work at all, above 20 one takes seconds and 1 GiB. */
+const PASSWORD_COSTS = { min: 10, max: 20 }
+
+/**
+ * The work factor of new password hashes. A lower one makes each sign-up and sign-in cheaper,
+ * for tests and development; under NODE_ENV=production it may not go below OWASP's minimum.
+ */
+function readPasswordCost(env: Env): number {
+  const raw = env.PASSWORD_HASH_COST
+  if (raw === undefined || raw === '') return DEFAULT_PASSWORD_COST
+  const cost = /^\d{1,2}$/.test(raw) ? Number(raw) : NaN
+  if (!(cost >= PASSWORD_COSTS.min && cost <= PASSWORD_COSTS.max)) {
+    throw new ConfigError(`PASSWORD_HASH_COST must be a whole number from ${PASSWORD_COSTS.min} to ${PASSWORD_COSTS.max} (got "${raw}")`)
+  }
+  if (env.NODE_ENV === 'production' && cost < DEFAULT_PASSWORD_COST) {
+    throw new ConfigError(`PASSWORD_HASH_COST must be at least ${DEFAULT_PASSWORD_COST} (OWASP's minimum) under NODE_ENV=production (got "${raw}")`)
+  }
+  return cost
+}
+
 /** The shortest METRICS_TOKEN: the endpoint is reachable wherever the API is, so the token must not be guessable. */
 export const MIN_METRICS_TOKEN_LENGTH = 16
 
@@ -342,6 +364,7 @@ export function loadConfig(env: Env = process.env): Config {
       admin: readAdmin(env),
       registration: readRegistration(env),
       jwt: readJwt(env),
+      passwordHashCost: readPasswordCost(env),
     },
     limits: {
       requestTimeoutMs: readPositiveInteger(env, 'REQUEST_TIMEOUT_MS', 10_000, 100),

@@ -11,7 +11,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     migrateOnStart: true,
     corsOrigins: [],
     trustProxy: [],
-    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
+    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined, passwordHashCost: 17 },
     logLevel: 'info',
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 300, authenticated: 1200, exempt: ['127.0.0.0/8', '::1'] } },
     redisUrl: undefined,
@@ -33,12 +33,12 @@ t.test('every variable is read', async (t) => {
     COUNT_LIMIT: '0', EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', EVENT_STREAM_HEARTBEAT_MS: '500', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
   })
   t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000, pooled: false, replicaUrls: [] }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [], trustProxy: ['10.0.0.0/8', '::1'],
-    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined },
+    auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined, passwordHashCost: 17 },
     limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60, exempt: ['10.1.2.3', 'fd00::/8'] } }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', countLimit: 0, eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
     webhooks: { allowPrivate: true, timeoutMs: 3000, retryBaseMs: 100 } })
   t.same(
     loadConfig({ SESSION_IDLE_MINUTES: '30', SESSION_MAX_DAYS: '7', COOKIE_SECURE: 'true', ADMIN_EMAIL: 'Admin@Shop.test', ADMIN_PASSWORD: 'twelve chars', REGISTRATION: 'admins' }).auth,
-    { sessionIdleMinutes: 30, sessionMaxDays: 7, cookieSecure: true, admin: { email: 'admin@shop.test', password: 'twelve chars' }, registration: 'admins', jwt: undefined },
+    { sessionIdleMinutes: 30, sessionMaxDays: 7, cookieSecure: true, admin: { email: 'admin@shop.test', password: 'twelve chars' }, registration: 'admins', jwt: undefined, passwordHashCost: 17 },
   )
   t.same(
     loadConfig({ JWT_ISSUER: 'https://id.test/', JWT_AUDIENCE: 'api', JWT_JWKS_URL: 'https://id.test/jwks', JWT_ROLES_CLAIM: 'realm_access.roles' }).auth.jwt,
@@ -77,6 +77,9 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     [{ SESSION_IDLE_MINUTES: '0' }, 'SESSION_IDLE_MINUTES'],
     [{ SESSION_MAX_DAYS: 'a week' }, 'SESSION_MAX_DAYS'],
     [{ COOKIE_SECURE: 'sometimes' }, 'COOKIE_SECURE'],
+    [{ PASSWORD_HASH_COST: '9' }, 'PASSWORD_HASH_COST'],
+    [{ PASSWORD_HASH_COST: '21' }, 'PASSWORD_HASH_COST'],
+    [{ PASSWORD_HASH_COST: 'high' }, 'PASSWORD_HASH_COST'],
     [{ ADMIN_EMAIL: 'admin@shop.test' }, 'ADMIN_PASSWORD'],
     [{ ADMIN_PASSWORD: 'a long admin password' }, 'ADMIN_EMAIL'],
     [{ ADMIN_EMAIL: 'not an email', ADMIN_PASSWORD: 'a long admin password' }, 'ADMIN_EMAIL'],
@@ -112,6 +115,16 @@ t.test('a bad value is a ConfigError naming the variable', async (t) => {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message: new RegExp(`^${name} `) }, JSON.stringify(env))
   }
   t.ok(new ConfigError('x') instanceof Error)
+})
+
+t.test('PASSWORD_HASH_COST sets the work factor of new password hashes; production keeps OWASP\'s minimum or more', async (t) => {
+  t.equal(loadConfig({}).auth.passwordHashCost, 17, 'scrypt N=2^17 by default')
+  t.equal(loadConfig({ PASSWORD_HASH_COST: '10' }).auth.passwordHashCost, 10, 'cheaper hashes for tests and development')
+  t.equal(loadConfig({ PASSWORD_HASH_COST: '18', NODE_ENV: 'production' }).auth.passwordHashCost, 18, 'dearer ones anywhere')
+  t.throws(() => loadConfig({ PASSWORD_HASH_COST: '16', NODE_ENV: 'production' }), {
+    name: 'ConfigError',
+    message: 'PASSWORD_HASH_COST must be at least 17 (OWASP\'s minimum) under NODE_ENV=production (got "16")',
+  })
 })
 
 t.test('observability: METRICS_TOKEN guards /metrics; OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on, named by OTEL_SERVICE_NAME', async (t) => {

@@ -7,8 +7,19 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 /** The shortest password accepted, however one is set: sign-up, `npm run users:create`, ADMIN_PASSWORD. */
 export const MIN_PASSWORD_LENGTH = 12
 
-/** OWASP's scrypt minimum: N=2^17, r=8, p=1 (128 MiB of memory per hash). */
-const PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const
+/** The work factor of new hashes by default, as log2 of scrypt's N: OWASP's minimum, N=2^17 (r=8, p=1: 128 MiB a hash). */
+export const DEFAULT_PASSWORD_COST = 17
+let params = { N: 2 ** DEFAULT_PASSWORD_COST, r: 8, p: 1 }
+
+/**
+ * Sets the work factor of the hashes made from now on in this process: N = 2^cost
+ * (PASSWORD_HASH_COST, which production holds at the default or above). Process-wide because
+ * hashes are made wherever a password is set (sign-up, the CLI, the bootstrap admin). A check
+ * uses the parameters its stored hash names, so a hash made at another cost still verifies.
+ */
+export function setPasswordCost(cost: number): void {
+  params = { ...params, N: 2 ** cost }
+}
 const KEY_LENGTH = 32
 /** scrypt needs 128·N·r bytes; Node refuses more than its default maxmem (32 MiB) unless told. */
 const maxmem = (p: { N: number; r: number }) => 128 * p.N * p.r + 1024 * 1024
@@ -21,8 +32,9 @@ function derive(password: string, salt: Buffer, params: { N: number; r: number; 
 /** `scrypt$N$r$p$salt$hash`, base64url. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16)
-  const key = await derive(password, salt, PARAMS)
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$')
+  const { N, r, p } = params
+  const key = await derive(password, salt, params)
+  return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
 /** A hash of nothing anyone knows: checked against when an email is unknown, so both take as long. */

@@ -4,7 +4,7 @@
  * argument that would land in the shell's history or the process list.
  */
 import { createInterface } from 'node:readline'
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../auth/passwords.js'
+import { hashPassword, MIN_PASSWORD_LENGTH, setPasswordCost } from '../auth/passwords.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { accounts } from '../db/accounts.js'
 import { openDatabase } from '../db/client.js'
@@ -57,6 +57,7 @@ async function askForUser(): Promise<{ email: string; name: string; password: st
 
 async function main(): Promise<void> {
   const config = loadConfig()
+  setPasswordCost(config.auth.passwordHashCost)
   // Before the first question: an embedded database that the running service holds refuses the
   // run before anything is typed (src/db/data-dir-lock.ts).
   const db = await openDatabase(config.database)

@@ -1,7 +1,9 @@
 // Password storage (OWASP Password Storage Cheat Sheet): scrypt, a salt per hash, constant-time checks.
 import t from 'tap'
-import { hashPassword, verifyPassword } from '../../src/auth/passwords.js'
+import { DEFAULT_PASSWORD_COST, hashPassword, setPasswordCost, verifyPassword } from '../../src/auth/passwords.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
+import { eachDatabase, V1 } from '../helpers/api.js'
+import { TEST_PASSWORD_COST } from '../helpers/passwords.js'
 
 t.test('a password hashes with its own salt and verifies only itself', async (t) => {
   const [a, b] = await Promise.all([hashPassword('correct horse battery staple'), hashPassword('correct horse battery staple')])
@@ -13,6 +15,28 @@ t.test('a password hashes with its own salt and verifies only itself', async (t)
   t.notOk(await verifyPassword('', a))
   t.ok(await verifyPassword('\u0041\u030A', await hashPassword('\u00C5')), 'Unicode is normalised (NFC) first')
 })
+
+t.test('the work factor of new hashes can change; a hash made at another still verifies', async (t) => {
+  const before = await hashPassword('made at the default cost')
+  setPasswordCost(12)
+  t.teardown(() => setPasswordCost(DEFAULT_PASSWORD_COST))
+  const after = await hashPassword('made at a lower cost')
+  t.match(after, /^scrypt\$4096\$8\$1\$/, 'N=2^12')
+  t.ok(await verifyPassword('made at the default cost', before), 'each hash names its own parameters')
+  t.ok(await verifyPassword('made at a lower cost', after))
+  t.notOk(await verifyPassword('made at the default cost', after))
+})
+
+t.test("a service hashes at its configuration's cost (PASSWORD_HASH_COST)", (t) =>
+  eachDatabase(t, async (t, api) => {
+    const created = await api.anonymous.post(`${V1}/users`, { email: `cost.${api.kind}@shop.test`, name: 'Cost', password: 'a long enough password' })
+    t.equal(created.status, 201)
+    const [row] = await api.db.query<{ hash: string }>('SELECT password_hash AS hash FROM users WHERE id = $1', [created.body.id])
+    t.match(row!.hash, new RegExp(`^scrypt\\$${2 ** TEST_PASSWORD_COST}\\$8\\$1\\$`))
+    const signedIn = await api.anonymous.post(`${V1}/sessions`, { email: `cost.${api.kind}@shop.test`, password: 'a long enough password' })
+    t.equal(signedIn.status, 201, 'and signs in with it')
+  }),
+)
 
 t.test('no stored hash, or a broken one, never verifies', async (t) => {
   t.notOk(await verifyPassword('anything', undefined), 'an unknown user (the decoy hash does the same work)')

@@ -2,7 +2,7 @@
 // (OWASP API Top 10: API1 broken object level authorization, API3 broken object property level
 // authorization, API5 broken function level authorization; checklist SEC).
 import t from 'tap'
-import { bearer, eachDatabase, startApi, V1 } from '../helpers/api.js'
+import { bearer, eachDatabase, startApi, testConfig, V1 } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 
@@ -128,7 +128,7 @@ t.test('REGISTRATION=admins and closed', async (t) => {
 })
 
 function testAuth() {
-  return { sessionIdleMinutes: 60, sessionMaxDays: 1, cookieSecure: false, registration: 'open' as const }
+  return { ...testConfig().auth, sessionIdleMinutes: 60, sessionMaxDays: 1 }
 }
 
 t.test('products: anyone reads, admins write; cost only for admins, in every representation and version', (t) =>

@@ -8,6 +8,7 @@ import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { checkAnswers, type AnswerChecks } from './contract.js'
 import { createTestDatabase, eachKind, type DatabaseKind, type TestDatabase } from './databases.js'
+import { TEST_PASSWORD_COST } from './passwords.js'
 
 import type { Test } from 'tap'
 
@@ -82,7 +83,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: (process.env.LOG_LEVEL as Config['logLevel']) ?? 'silent',
     corsOrigins: [],
     trustProxy: [],
-    auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open' },
+    auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open', passwordHashCost: TEST_PASSWORD_COST },
     // Tests make many requests from one address; the limits have tests of their own.
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } },
     // Tests that share a Redis keep apart.

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
 import type { DatabaseConfig } from '../../src/config.js'
 import { createTestDatabase, type DatabaseKind } from './databases.js'
+import { TEST_PASSWORD_COST } from './passwords.js'
 
 const ENTRY = path.resolve('src/server.ts')
 /** The bootstrap admin every started service has: product writes need an admin. */
@@ -30,6 +31,7 @@ export const childEnv = (env: Record<string, string>) => ({
   PATH: process.env.PATH,
   HOME: process.env.HOME,
   _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  PASSWORD_HASH_COST: String(TEST_PASSWORD_COST),
   PORT: '0',
   LOG_LEVEL: 'info',
   ADMIN_EMAIL: ADMIN.email,
