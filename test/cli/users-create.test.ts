@@ -5,6 +5,7 @@ import { verifyPassword } from '../../src/auth/passwords.js'
 import { accounts } from '../../src/db/accounts.js'
 import { openDatabase } from '../../src/db/client.js'
 import { databaseKinds } from '../helpers/databases.js'
+import { TEST_PASSWORD_COST } from '../helpers/passwords.js'
 import { cliDatabase, runCli } from '../helpers/service-process.js'
 
 const CLI = path.resolve('src/cli/users-create.ts')
@@ -38,5 +39,6 @@ t.test('users:create', async (t) => {
   const user = await accounts(db).byEmail('ada@shop.test')
   t.same(user?.roles, ['admin'])
   t.ok(await verifyPassword('a long enough password', user?.passwordHash), 'the password it stored works')
+  t.match(user?.passwordHash, new RegExp(`^scrypt\\$${2 ** TEST_PASSWORD_COST}\\$`), 'hashed at PASSWORD_HASH_COST')
   t.equal(await accounts(db).byEmail('b@shop.test'), undefined, 'nothing was created by the refused runs')
 })
