@@ -158,7 +158,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const throttles = signInThrottles(counters)
   const keys = idempotencyKeys(db)
   every(app, PRUNE_EVERY_MS, 'delete expired idempotency keys', () => keys.prune())
-  const events = eventLog(db)
+  // Events show items as the newest version does, whichever version made the change.
+  const outbox = createOutbox(Math.max(...versions.all.map((v) => v.version)), collections)
+  const events = eventLog(db, outbox.render)
   every(app, PRUNE_EVERY_MS, 'delete expired events', () => events.prune(config.eventsRetentionDays))
   const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
   const observed = serviceMetrics(metrics, { db, tailer, onError: (error) => app.log.warn({ err: error }, 'could not read a metric from the database') })
@@ -171,8 +173,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tailer.close()
     await worker?.stop()
   })
-  // Events show items as the newest version does, whichever version made the change.
-  const services = { keys, events, outbox: createOutbox(Math.max(...versions.all.map((v) => v.version))), countLimit: config.countLimit }
+  const services = { keys, events, outbox, countLimit: config.countLimit }
   // The error body, one schema every version's document shares.
   app.addSchema(ErrorBody)
   const tags = [
@@ -208,7 +209,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
     const admin = config.auth.admin
     if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
-    worker = startWorker(observed.countOutcomes(webhookDeliveries(db)), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
+    worker = startWorker(observed.countOutcomes(webhookDeliveries(db, outbox.render)), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
     lifecycle.phase = 'ready'
   })
   if (options.start !== 'later') await app.start()

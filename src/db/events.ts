@@ -12,8 +12,18 @@ export interface EventDraft {
   itemId: string
   /** The user who made the change; null when nobody was signed in (a registration). */
   actorId: string | null
+  /** The item's row as written: its columns by their names in the database, as JSON. */
+  item: Record<string, unknown>
+  /** What the event adds to the item: a move's `from` and `to`. */
   data: Record<string, unknown>
 }
+
+/**
+ * An event's data as a reader gets it: the stored row of `collection` rendered as the service
+ * shows it now, with the event's own data over it. An event stored without a row (written before
+ * rows were kept) has its representation in `data`, returned as it is.
+ */
+export type RenderEvent = (collection: string, item: Record<string, unknown> | null, data: Record<string, unknown>) => Record<string, unknown>
 
 /** Where an event stands in the feed: its transaction, then its id (see PAGE). */
 export interface Position {
@@ -52,9 +62,9 @@ export interface EventQuery {
  * One statement for any number of drafts: they arrive as one JSON array. `tx` and `occurred_at`
  * are the transaction's, from their column defaults.
  */
-const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, data)
-  SELECT e.type, e.collection, e.item_id, e.actor_id, e.data
-    FROM jsonb_to_recordset($1::jsonb) AS e(type text, collection text, item_id uuid, actor_id uuid, data jsonb)`
+const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, item, data)
+  SELECT e.type, e.collection, e.item_id, e.actor_id, e.item, e.data
+    FROM jsonb_to_recordset($1::jsonb) AS e(type text, collection text, item_id uuid, actor_id uuid, item jsonb, data jsonb)`
 
 /**
  * The feed's visibility horizon, read before the page's snapshot is taken (a statement of its
@@ -78,7 +88,7 @@ const HORIZON = `SELECT least(
   )::text AS horizon`
 
 // ORDER BY names the table's columns: a bare `tx, id` would sort the text of the output columns (10 before 9).
-const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, occurred_at, actor_id, data
+const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, occurred_at, actor_id, item, data
     FROM events
    WHERE tx < $6::xid8
      AND (tx, id) > ($1::text::xid8, $7::bigint)
@@ -93,23 +103,29 @@ export async function horizonOf(statements: Statements): Promise<string> {
   return horizon
 }
 
-export function eventLog(db: Database) {
+export function eventLog(db: Database, render: RenderEvent) {
   return {
     /** Writes the drafts as the last statement of the change's transaction `tx`, sent with its COMMIT. */
     append(tx: Transaction, drafts: readonly EventDraft[]): void {
       if (drafts.length === 0) return
-      const rows = drafts.map((d) => ({ type: d.type, collection: d.collection, item_id: d.itemId, actor_id: d.actorId, data: d.data }))
+      const rows = drafts.map((d) => ({ type: d.type, collection: d.collection, item_id: d.itemId, actor_id: d.actorId, item: d.item, data: d.data }))
       tx.beforeCommit(APPEND, [JSON.stringify(rows)])
     },
 
     async page(query: EventQuery): Promise<StoredEvent[]> {
       const horizon = await horizonOf(db)
-      const rows = await db.query<Omit<StoredEvent, 'position'> & { tx: string; id: string; occurred_at: Date }>(
+      const rows = await db.query<Omit<StoredEvent, 'position'> & { tx: string; id: string; occurred_at: Date; item: Record<string, unknown> | null }>(
         PAGE,
         [String(query.after.tx), query.types, query.prefixes, query.collections, query.limit, horizon, query.after.id],
         'events_page',
       )
-      return rows.map(({ tx, ...row }) => ({ ...row, position: { tx: BigInt(tx), id: Number(row.id) }, id: Number(row.id), occurred_at: row.occurred_at.toISOString() }))
+      return rows.map(({ tx, item, ...row }) => ({
+        ...row,
+        position: { tx: BigInt(tx), id: Number(row.id) },
+        id: Number(row.id),
+        occurred_at: row.occurred_at.toISOString(),
+        data: render(row.collection, item, row.data),
+      }))
     },
 
     /**

@@ -5,7 +5,7 @@
  * claim lapses when its instance has died, so another makes the attempt.
  */
 import type { Database } from './client.js'
-import { horizonOf } from './events.js'
+import { horizonOf, type RenderEvent } from './events.js'
 
 /** A UUIDv7 made in SQL (PostgreSQL 17 has no uuidv7()): the time in milliseconds, then random bits. */
 const UUID_V7 = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid`
@@ -61,7 +61,7 @@ const CLAIM = `WITH due AS (
       FROM due WHERE d.id = due.id
     RETURNING d.id, d.webhook_id, d.event_id, d.attempts, due.spent
   )
-  SELECT c.id, c.event_id::text AS event_id, c.attempts, c.spent, w.url, w.secret, e.type, e.occurred_at, e.data
+  SELECT c.id, c.event_id::text AS event_id, c.attempts, c.spent, w.url, w.secret, e.type, e.occurred_at, e.collection, e.item, e.data
     FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN events e ON e.id = c.event_id`
 
 /** The delivery ($1) succeeded with status $2; its webhook is failing no more. */
@@ -118,7 +118,8 @@ export interface Claim {
   data: Record<string, unknown>
 }
 
-export function webhookDeliveries(db: Database) {
+/** `render` makes an event's data from what is stored (src/db/events.ts). */
+export function webhookDeliveries(db: Database, render: RenderEvent) {
   return {
     /** Makes the deliveries of the events since the last call; the most events read for one webhook. */
     async dispatch(batch: number): Promise<number> {
@@ -128,12 +129,13 @@ export function webhookDeliveries(db: Database) {
     },
 
     async claim(limit: number, leaseMs: number, maxAttempts: number): Promise<Claim[]> {
-      const rows = await db.query<{ id: string; event_id: string; attempts: number; spent: boolean; url: string; secret: string; type: string; occurred_at: Date; data: Record<string, unknown> }>(
+      type Row = { id: string; event_id: string; attempts: number; spent: boolean; url: string; secret: string; type: string; occurred_at: Date }
+      const rows = await db.query<Row & { collection: string; item: Record<string, unknown> | null; data: Record<string, unknown> }>(
         CLAIM,
         [limit, leaseMs, maxAttempts],
         'webhooks_claim',
       )
-      return rows.map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, spent: r.spent, url: r.url, secret: r.secret, type: r.type, occurredAt: r.occurred_at, data: r.data }))
+      return rows.map((r) => ({ id: r.id, eventId: r.event_id, attempts: r.attempts, spent: r.spent, url: r.url, secret: r.secret, type: r.type, occurredAt: r.occurred_at, data: render(r.collection, r.item, r.data) }))
     },
 
     async succeeded(id: string, status: number): Promise<void> {

@@ -1,10 +1,13 @@
 /**
- * What a change writes to the outbox: its event drafts, each carrying the item's detail
+ * What a change writes to the outbox, and how a stored event is shown. An event keeps the row its
+ * change wrote (its columns by their names in the database); a reader gets it as the item's detail
  * representation as an admin sees it in the newest API version (DESIGN "Events"), so that a
- * consumer needs no second read.
+ * consumer needs no second read. Rendering on read lets a write make its event in SQL, from the row
+ * it returns, in the same statement as the change (docs/decisions.md).
  */
-import type { EventDraft } from '../db/events.js'
+import type { EventDraft, RenderEvent } from '../db/events.js'
 import type { Collection } from '../resources/collection.js'
+import { toSnake } from '../resources/fields.js'
 import { resolvePermissions } from '../resources/permissions.js'
 import { representer, type Representation, type Row } from '../resources/represent.js'
 import { collectionVersion } from '../resources/versions.js'
@@ -15,29 +18,59 @@ export type EventAction = 'created' | 'updated' | 'deleted' | `${string}_changed
 export interface Outbox {
   /** The draft of one event about `row` of `collection`; `extra` joins the data (a transition's from and to). */
   draft(collection: Collection, action: EventAction, row: Row, actorId: string | null, extra?: Representation): EventDraft
+  /** A stored event's data (src/db/events.ts). */
+  render: RenderEvent
 }
 
 /** The name events give a collection: its table's, so that nested ones stay unambiguous (`order_items`). */
 export const eventCollection = (collection: Collection): string => collection.options.table ?? collection.name
 
+/** A collection's rows to and from the JSON an event keeps, and how its events show them. */
+interface EventView {
+  item(row: Row): Record<string, unknown>
+  show(item: Record<string, unknown>): Representation
+}
+
+function eventView(collection: Collection, newest: number): EventView {
+  const hidden = resolvePermissions(collection).admin.hidden
+  const detail = representer(collection.fields.filter((f) => !hidden.has(f.name)), collection.options.computed)
+  const version = collectionVersion(collection, newest)
+  // Write-only columns (a password's hash) are not among the columns a read selects: never kept.
+  const names = collection.columns.map((column) => [column, toSnake(column)] as const)
+  // JSON has no timestamps: they are kept as RFC 3339 text and read back as the driver gives them.
+  const times = new Set(collection.fields.filter((f) => f.kind === 'datetime').map((f) => f.column))
+  return {
+    item: (row) => Object.fromEntries(names.map(([column, name]) => [name, row[column]])),
+    show(item) {
+      const row: Row = {}
+      for (const [column, name] of names) {
+        const value = item[name]
+        row[column] = times.has(column) && typeof value === 'string' ? new Date(value) : value
+      }
+      return version.toView(detail(row))
+    },
+  }
+}
+
 /** Built once at startup: `newest` is the newest API version served. */
-export function createOutbox(newest: number): Outbox {
-  const views = new WeakMap<Collection, (row: Row) => Representation>()
+export function createOutbox(newest: number, collections: readonly Collection[]): Outbox {
+  const views = new Map(collections.map((collection) => [eventCollection(collection), eventView(collection, newest)]))
   const viewOf = (collection: Collection) => {
-    let view = views.get(collection)
-    if (!view) {
-      const hidden = resolvePermissions(collection).admin.hidden
-      const detail = representer(collection.fields.filter((f) => !hidden.has(f.name)), collection.options.computed)
-      const version = collectionVersion(collection, newest)
-      view = (row) => version.toView(detail(row))
-      views.set(collection, view)
-    }
+    const name = eventCollection(collection)
+    let view = views.get(name)
+    if (!view) views.set(name, (view = eventView(collection, newest)))
     return view
   }
   return {
     draft(collection, action, row, actorId, extra) {
       const name = eventCollection(collection)
-      return { type: `${name}.${action}`, collection: name, itemId: row.id as string, actorId, data: { ...viewOf(collection)(row), ...extra } }
+      return { type: `${name}.${action}`, collection: name, itemId: row.id as string, actorId, item: viewOf(collection).item(row), data: extra ?? {} }
+    },
+    render(collection, item, data) {
+      const view = views.get(collection)
+      // An event without a row has its representation in `data`; one of a collection the service
+      // no longer has cannot be shown, and shows nothing of its row.
+      return item && view ? { ...view.show(item), ...data } : data
     },
   }
 }

@@ -5,6 +5,9 @@ import { eventLog, type StoredEvent } from '../../src/db/events.js'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
+/** The event log without the service's rendering: pruning and the end need none. */
+const asStored = (_collection: string, _item: unknown, data: Record<string, unknown>) => data
+
 /** An event as the feed shows it: its position stays inside the service. */
 type Event = Omit<StoredEvent, 'position'>
 
@@ -34,6 +37,24 @@ t.test('every change of every kind records one event with the item as an admin s
     t.equal(second!.data.updated_at, patched.body.updated_at)
     t.same(last!.data, detail, 'a delete carries the last representation')
     t.ok(Date.parse(first!.occurred_at) > 0)
+  }),
+)
+
+t.test('an event keeps the row as written, never a write-only column, and is shown when read; older events as they were kept', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const created = (await api.admin.post(`${V1}/products`, productBody({ price: 12.5, cost: 4 }))).body
+    const registered = (await api.admin.post(`${V1}/users`, { email: 'kept@example.com', name: 'Kept', password: 'a long enough password' })).body
+    const [product] = await api.db.query<{ item: Record<string, unknown>; data: unknown }>("SELECT item, data FROM events WHERE type = 'products.created'", [])
+    t.match(product!.item, { id: created.id, price: 12.5, cost: 4, rating_total: 0, review_count: 0 }, 'the row, by column name: what the item is computed from too')
+    t.same(product!.data, {}, 'and nothing else')
+    const [user] = await api.db.query<{ item: Record<string, unknown> }>("SELECT item FROM events WHERE type = 'users.created'", [])
+    t.equal(user!.item.id, registered.id)
+    t.notOk('password_hash' in user!.item, "a password's hash is never kept")
+    // An event written before rows were kept: its data is its representation, served as it is.
+    await api.db.query("INSERT INTO events (type, collection, item_id, data) VALUES ('products.updated', 'products', $1, $2)", [created.id, JSON.stringify({ id: created.id, name: 'As it was' })])
+    const events = await feed(api)
+    t.same(events.at(-1)!.data, { id: created.id, name: 'As it was' })
+    t.same(events[0]!.data.price, { amount: 12.5, currency: 'USD' }, 'a kept row shows as the newest version does')
   }),
 )
 
@@ -130,7 +151,7 @@ t.test('retention: old events are pruned; resuming after a pruned one is 410 EVE
     for (let i = 0; i < 3; i++) await api.admin.post(`${V1}/products`, productBody())
     const [oldest, middle, newest] = await feed(api)
     await api.db.query("UPDATE events SET occurred_at = now() - interval '8 days' WHERE id <= $1", [middle!.id])
-    t.equal(await eventLog(api.db).prune(7), 2)
+    t.equal(await eventLog(api.db, asStored).prune(7), 2)
     const expired = await api.admin.get(`${V1}/events?after=${oldest!.id}`)
     t.equal(expired.status, 410)
     t.equal(expired.body.error.code, 'EVENTS_EXPIRED')
@@ -153,6 +174,6 @@ t.test('the feed orders by number: ids and transactions crossing a power of ten 
     }
     const first = ids[0]!
     t.same(ids, Array.from({ length: 150 }, (_, i) => first + i), 'every event once, ascending, across pages')
-    t.equal((await eventLog(api.db).end()).id, first + 149, 'the end is the last event by number')
+    t.equal((await eventLog(api.db, asStored).end()).id, first + 149, 'the end is the last event by number')
   }),
 )
