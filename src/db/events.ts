@@ -66,6 +66,22 @@ const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, item, d
   SELECT e.type, e.collection, e.item_id, e.actor_id, e.item, e.data
     FROM jsonb_to_recordset($1::jsonb) AS e(type text, collection text, item_id uuid, actor_id uuid, item jsonb, data jsonb)`
 
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
+
+/**
+ * The INSERT of the events of a change made in the same statement: one per row of the CTE
+ * `source`, which returns the changed rows with their columns' names; the actor is parameter
+ * `$actor`, and `$remaining` the milliseconds the statement has before the request's time runs
+ * out (`in_time`, the migration "one_statement_writes"): checked once the change has its rows, after
+ * any wait for their locks. Within one statement the lock on the events table is taken before it
+ * writes anything, so before its transaction has an id: the horizon (below) sees it as it sees an
+ * announced transaction.
+ */
+export function eventsOf(source: string, header: { type: string; collection: string }, actor: number, remaining: number): string {
+  return `INSERT INTO events (type, collection, item_id, actor_id, item)
+    SELECT ${literal(header.type)}, ${literal(header.collection)}, ${source}.id, $${actor}::uuid, to_jsonb(${source}) FROM ${source} WHERE in_time($${remaining})`
+}
+
 /**
  * The feed's visibility horizon, read before the page's snapshot is taken (a statement of its
  * own): below it, every transaction that wrote events has ended. The trap of every PostgreSQL

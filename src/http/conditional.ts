@@ -35,6 +35,27 @@ export function itemTag(version: number, updatedAt: Date, variant = ''): string 
   return `"v${version}.${updatedAt.getTime().toString(36)}${variant && `.${variant}`}"`
 }
 
+const ITEM_TAG = /^"v(\d+)\.([0-9a-z]+)(?:\.([0-9a-z]+))?"$/
+
+/**
+ * When a write's only precondition is If-Match: the `updated_at` values of the item tags it names
+ * for this version and variant (itemTag's inverse), so that the write can require one of them of
+ * the row as it writes. Undefined when the request has no precondition; null when the row must be
+ * read to evaluate it (`*`, If-Unmodified-Since, If-None-Match, or no tag that could match).
+ */
+export function ifMatchVersions(request: FastifyRequest, version: number, variant: string): Date[] | undefined | null {
+  const { headers } = request
+  if (headers['if-none-match'] !== undefined) return null
+  const ifMatch = headers['if-match']
+  if (ifMatch === undefined) return headers['if-unmodified-since'] === undefined ? undefined : null
+  const versions: Date[] = []
+  for (const tag of tagList(ifMatch)) {
+    const match = ITEM_TAG.exec(tag)
+    if (match && Number(match[1]) === version && (match[3] ?? '') === variant) versions.push(new Date(parseInt(match[2]!, 36)))
+  }
+  return versions.length > 0 ? versions : null
+}
+
 /** Last-Modified has whole seconds (RFC 9110 §8.8.2), so dates are compared in seconds. */
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 

@@ -22,8 +22,17 @@ const timedOut = () =>
 const bodyTimedOut = () =>
   new ApiError('REQUEST_TIMEOUT', 'The request body was not received in time.', [], { headers: { connection: 'close' } })
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** When the request's time runs out (epoch milliseconds): a write must not commit after it. */
+    deadline: number
+  }
+}
+
 export function installTimeLimit(app: FastifyInstance, timeoutMs: number): void {
+  app.decorateRequest('deadline', 0)
   app.addHook('onRequest', (request, reply, done) => {
+    request.deadline = Date.now() + timeoutMs
     const timer = setTimeout(() => {
       // The handler goes on; write handlers check `reply.sent` before starting a write.
       if (!reply.sent) reply.send(request.raw.complete ? timedOut() : bodyTimedOut())

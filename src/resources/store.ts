@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
+import { eventsOf } from '../db/events.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
@@ -26,6 +27,26 @@ export interface ListResult {
   total: number | undefined
 }
 
+/** What a one-statement write records (its event's type and collection, who made the change), and how long it may take. */
+export interface EventOf {
+  type: string
+  collection: string
+  actorId: string | null
+  /** Milliseconds before the request's time runs out: the statement fails rather than commit later. */
+  remainingMs: number
+}
+
+/**
+ * Conditions a one-statement write adds to the item's scope, so that it writes only when the
+ * checks made without the row hold for the row (src/resources/one-statement.ts).
+ */
+export interface Guards {
+  /** The owner column (model field) and the id it must hold: the caller owns the item. */
+  owner?: readonly [column: string, id: string]
+  /** The `updated_at` values, to the millisecond, one of which the row must have: the versions an If-Match names. */
+  versions?: readonly Date[]
+}
+
 export interface Store {
   /** A list page, on the primary or on a replica (`on`). */
   list(plan: ListPlan, scope: Scope, on?: Statements): Promise<ListResult>
@@ -41,6 +62,16 @@ export interface Store {
   update(tx: Statements, scope: Scope, data: Row): Promise<Row | null>
   /** Deletes the row, returning it as it was; null when there was none. */
   remove(tx: Statements, scope: Scope): Promise<Row | null>
+  /** Inserts the row and its event in one statement, committed on its own. */
+  createRecorded(data: Row, event: EventOf): Promise<Row>
+  /**
+   * Sets `data` and moves `updated_at` past `now` and its last value, with its event, in one
+   * statement committed on its own: only when the row is in scope, meets the guards, and differs
+   * from `data`. Null when it wrote nothing: no such row, a guard failed, or nothing changed.
+   */
+  changeRecorded(scope: Scope, guards: Guards, data: Row, now: Date, event: EventOf): Promise<Row | null>
+  /** Deletes the row and records its event in one statement, when it is in scope and meets the guards; null when it deleted nothing. */
+  removeRecorded(scope: Scope, guards: Guards, event: EventOf): Promise<Row | null>
 }
 
 export interface StoreOptions {
@@ -141,8 +172,76 @@ function rowStatements(table: string, columns: readonly string[]) {
   }
 }
 
+/**
+ * A change and its event in one statement: the change in a CTE `w` that returns the row by its
+ * columns' names, the event made from it, and the row as the store's rows are. One round trip,
+ * prepared, committed on its own (docs/performance.md, "Writes at the floor").
+ */
+function recordedStatements(db: Database, table: string, columns: readonly string[]) {
+  const returning = columns.map((column) => quote(toSnake(column))).join(', ')
+  const row = columnList(columns, 'w')
+  const prepared = preparedStatements()
+  /** `actor` is the number of the actor's parameter; the remaining time's follows it. */
+  const recorded = (change: string, event: EventOf, actor: number) =>
+    `WITH w AS (${change} RETURNING ${returning}), e AS (${eventsOf('w', event, actor, actor + 1)}) SELECT ${row} FROM w`
+  /** Guards after the scope's conditions, from parameter `$first`. */
+  const guarded = (guards: Guards, first: number) => {
+    const conditions: string[] = []
+    const values: unknown[] = []
+    if (guards.owner) {
+      values.push(guards.owner[1])
+      conditions.push(`${quote(toSnake(guards.owner[0]))} = $${first + values.length - 1}`)
+    }
+    if (guards.versions) {
+      values.push(guards.versions)
+      conditions.push(`date_trunc('milliseconds', "updated_at") = ANY($${first + values.length - 1}::timestamptz[])`)
+    }
+    return { sql: conditions.map((c) => ` AND ${c}`).join(''), shape: `${guards.owner?.[0] ?? ''}|${guards.versions ? 'v' : ''}`, values }
+  }
+  const one = async (text: string, name: string, values: unknown[]) => (await db.query<Row>(text, values, name))[0] ?? null
+  return {
+    create(data: Row, event: EventOf) {
+      const keys = Object.keys(data)
+      const { text, name } = prepared(`create|${keys.join(',')}|${event.type}`, () => {
+        const names = keys.map((column) => quote(toSnake(column))).join(', ')
+        const values = keys.map((_, i) => `$${i + 1}`).join(', ')
+        return recorded(`INSERT INTO ${quote(table)} (${names}) VALUES (${values})`, event, keys.length + 1)
+      })
+      return one(text, name, [...keys.map((key) => data[key]), event.actorId, event.remainingMs]) as Promise<Row>
+    },
+    change(scope: Scope, guards: Guards, data: Row, now: Date, event: EventOf) {
+      const sets = Object.keys(data)
+      const keys = Object.keys(scope)
+      const guard = guarded(guards, sets.length + keys.length + 2)
+      const actor = sets.length + keys.length + guard.values.length + 2
+      const { text, name } = prepared(`change|${sets.join(',')}|${keys.join(',')}|${guard.shape}|${event.type}`, () => {
+        const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`)
+        // As the row's current version does: updated_at moves forward on every change, even two within one millisecond.
+        const moved = `"updated_at" = greatest($${sets.length + 1}::timestamptz, date_trunc('milliseconds', "updated_at") + interval '1 millisecond')`
+        const differs = `ROW(${sets.map((column) => quote(toSnake(column))).join(', ')}) IS DISTINCT FROM ROW(${sets.map((_, i) => `$${i + 1}`).join(', ')})`
+        return recorded(
+          `UPDATE ${quote(table)} SET ${[...assignments, moved].join(', ')} WHERE ${conditions(keys, sets.length + 2)}${guard.sql} AND ${differs}`,
+          event,
+          actor,
+        )
+      })
+      return one(text, name, [...sets.map((column) => data[column]), now, ...keys.map((key) => scope[key]), ...guard.values, event.actorId, event.remainingMs])
+    },
+    remove(scope: Scope, guards: Guards, event: EventOf) {
+      const keys = Object.keys(scope)
+      const guard = guarded(guards, keys.length + 1)
+      const actor = keys.length + guard.values.length + 1
+      const { text, name } = prepared(`remove|${keys.join(',')}|${guard.shape}|${event.type}`, () =>
+        recorded(`DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)}${guard.sql}`, event, actor),
+      )
+      return one(text, name, [...keys.map((key) => scope[key]), ...guard.values, event.actorId, event.remainingMs])
+    },
+  }
+}
+
 export function createStore(db: Database, options: StoreOptions): Store {
   const rows = rowStatements(options.table, options.columns)
+  const recorded = recordedStatements(db, options.table, options.columns)
   const ids = rowStatements(options.table, ['id'])
   // The sort keys are read too (a cursor is made from them): every sortable field is a list column.
   const target = { table: quote(options.table), keptCount: keptCountOf(options.table), select: columnList(options.listColumns, 'r') }
@@ -165,5 +264,8 @@ export function createStore(db: Database, options: StoreOptions): Store {
     insert: (tx, data) => rows.insert(tx, data),
     update: (tx, scope, data) => rows.update(tx, scope, data),
     remove: (tx, scope) => rows.remove(tx, scope),
+    createRecorded: recorded.create,
+    changeRecorded: recorded.change,
+    removeRecorded: recorded.remove,
   }
 }

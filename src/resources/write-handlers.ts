@@ -2,7 +2,9 @@
  * POST, PUT, PATCH and DELETE, in stages: the request (body, its version's view) -> access (the
  * caller's standing, the fields it may write) -> the change (data, preconditions, the state
  * move) -> one transaction (the item locked, the hooks, the change, the move's guard and effect,
- * the events) -> the representation.
+ * the events) -> the representation. A write that needs no hook, no move and no parent is first
+ * tried as one statement (src/resources/one-statement.ts); when that writes nothing, the
+ * transaction runs and says why.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isAdmin, type Standing } from '../auth/access.js'
@@ -10,51 +12,21 @@ import type { Transaction } from '../db/client.js'
 import { EVENTS_TABLE, type EventDraft } from '../db/events.js'
 import { ApiError } from '../errors.js'
 import type { EventAction } from '../events/outbox.js'
-import { evaluate, hasPrecondition, setValidators } from '../http/conditional.js'
+import { evaluate, hasPrecondition } from '../http/conditional.js'
 import { requestPath } from '../http/request-target.js'
 import { uuidv7 } from '../ids.js'
-import type { Collection, TransitionContext, WriteData } from './collection.js'
-import { notFound, rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
-import { checkWritable, type FieldPermissions } from './permissions.js'
+import type { Collection, TransitionContext } from './collection.js'
+import { notFound, type Body, type HandlerContext, type Params } from './handler-context.js'
+import { changeInOneStatement, createInOneStatement, removeInOneStatement } from './one-statement.js'
+import { checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
+import { checkWritable } from './permissions.js'
 import type { Representation, Row } from './represent.js'
 import type { Scope } from './store.js'
 import { checkInitial, planMove } from './states.js'
-import { changes, checkReadOnly, fullData, patchData, toColumns } from './writes.js'
-
-type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
+import { changes, checkReadOnly, fullData, toColumns, writeData } from './writes.js'
 
 /** Records an event of the write: `row` of `collection` changed so. */
 type RecordEvent = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
-
-/** The body as the collection takes it, once it is known to be valid for this version. */
-function validBody({ version }: HandlerContext, request: WriteRequest): Body {
-  rejectInvalid(request)
-  return version.fromView(request.body)
-}
-
-/** The write-only fields a write sets: their stored values, and the values its response shows. */
-interface Secrets {
-  columns: Row
-  shown: Representation
-}
-
-/**
- * The stored values of the write-only fields the body sets (a password's hash), computed before
- * the transaction: a password's scrypt takes 0.45 s, which no row lock should wait for. A create
- * generates those it leaves out that the collection generates (a signing secret).
- */
-async function writeOnlyColumns({ collection, version }: HandlerContext, request: WriteRequest, operation: 'create' | 'change'): Promise<Secrets> {
-  const secrets: Secrets = { columns: {}, shown: {} }
-  if (request.validationError) return secrets
-  const body = version.fromView(request.body)
-  for (const [name, field] of Object.entries(collection.options.writeOnly ?? {})) {
-    const value = body[name] ?? (operation === 'create' ? field.generate?.() : undefined)
-    if (value === undefined || value === null) continue
-    secrets.columns[field.column] = await field.store(value)
-    if (operation === 'create' && field.shownOnCreate) secrets.shown[name] = value
-  }
-  return secrets
-}
 
 /**
  * The write-only columns of a replace or patch, hashed before its transaction. A body that sets one
@@ -82,20 +54,6 @@ function checkPreconditions(context: HandlerContext, request: FastifyRequest, ro
     throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
   }
   evaluate(request, context.validators(row, standing))
-}
-
-/** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
-function written(context: HandlerContext, reply: FastifyReply, row: Row, standing: Standing): Representation {
-  setValidators(reply, context.validators(row, standing))
-  return context.detail(row, standing)
-}
-
-/**
- * Throws when the request has already been answered (a 503 for taking longer than
- * REQUEST_TIMEOUT_MS): no write starts, or commits, after the client was told it failed.
- */
-function checkInTime(reply: FastifyReply): void {
-  if (reply.sent) throw new ApiError('SERVICE_UNAVAILABLE', 'The request was answered before its write could complete.')
 }
 
 /**
@@ -126,6 +84,8 @@ export const createHandler = (context: HandlerContext) =>
     const { collection, store, permissions } = context
     const { parent, hooks, states } = collection.options
     context.authorize(request, 'create')
+    const recorded = await createInOneStatement(context, request, reply)
+    if (recorded) return recorded
     const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)
     const standing = standingOf()
     const body = validBody(context, request)
@@ -154,27 +114,24 @@ export const createHandler = (context: HandlerContext) =>
  * commit: of several requests with the same If-Match, one writes and the others, waiting for the
  * lock, find a new ETag (412).
  */
-async function update(
-  context: HandlerContext,
-  request: WriteRequest,
-  reply: FastifyReply,
-  operation: 'replace' | 'patch',
-  toData: (body: Body, current: Representation, permissions: FieldPermissions) => WriteData,
-) {
-  const { collection, store, stored, scopeOf } = context
+async function changeInTransaction(context: HandlerContext, request: WriteRequest, reply: FastifyReply, operation: 'replace' | 'patch', scope: Scope) {
+  const { collection, store, stored } = context
   const { hooks, states } = collection.options
   const params = request.params
-  context.authorize(request, 'update')
-  const scope = scopeOf(params)
   const secrets = await secretsOf(context, request, params, scope)
-  const { row, standing } = await inTransaction(context, request, reply, async (tx, record) => {
+  return inTransaction(context, request, reply, async (tx, record) => {
     const row = await store.lock(tx, scope, 'change')
     if (!row) throw notFound()
     const standing = await context.standing(request, 'update', params, row, tx)
     const current = stored(row)
     const body = validBody(context, request)
     checkWritable(context.permissions[standing], body, current)
-    const data = toData(body, current, context.permissions[standing])
+    const data = writeData(collection, operation, body, context.permissions[standing].locked)
+    if (operation === 'replace') {
+      checkReadOnly(collection, body, current)
+      // A replace is not a move: a state field it leaves out keeps its state.
+      if (states && body[states.field] === undefined) data[states.field] = current[states.field]
+    }
     await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
     checkPreconditions(context, request, row, standing)
     const changed = { ...toColumns(collection, changes(data, current)), ...secrets }
@@ -197,24 +154,22 @@ async function update(
     await move?.transition.effect?.(transition!)
     return { row: updated, standing }
   })
-  // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
-  reply.header('content-location', requestPath(request))
-  return written(context, reply, row, standing)
 }
 
-/** PUT replaces the content; a state field it leaves out keeps its state (a replace is not a move). */
-export const replaceHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
-  update(context, request, reply, 'replace', (body, current, permissions) => {
-    const { collection } = context
-    checkReadOnly(collection, body, current)
-    const data = fullData(collection, body, permissions.locked)
-    const state = collection.options.states?.field
-    if (state && body[state] === undefined) data[state] = current[state]
-    return data
-  })
+/** PUT replaces the content, PATCH merges into it. */
+const update = (operation: 'replace' | 'patch') => (context: HandlerContext) =>
+  async function change(request: WriteRequest, reply: FastifyReply) {
+    context.authorize(request, 'update')
+    const scope = context.scopeOf(request.params)
+    const { row, standing } =
+      (await changeInOneStatement(context, request, reply, operation, scope)) ?? (await changeInTransaction(context, request, reply, operation, scope))
+    // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
+    reply.header('content-location', requestPath(request))
+    return written(context, reply, row, standing)
+  }
 
-export const patchHandler = (context: HandlerContext) => (request: WriteRequest, reply: FastifyReply) =>
-  update(context, request, reply, 'patch', (body) => patchData(context.collection, body))
+export const replaceHandler = update('replace')
+export const patchHandler = update('patch')
 
 export const deleteHandler = (context: HandlerContext) =>
   async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
@@ -222,6 +177,7 @@ export const deleteHandler = (context: HandlerContext) =>
     const { access, requireIfMatch, hooks } = collection.options
     context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
+    if (await removeInOneStatement(context, request, reply, scope)) return reply.code(204).send()
     // A delete that depends on the item (its owner, a hook, a precondition) checks it locked first.
     const checked = requireIfMatch || hasPrecondition(request) || access.delete === 'owner-or-admin' || hooks?.beforeDelete !== undefined
     await inTransaction(context, request, reply, async (tx, record) => {

@@ -32,6 +32,10 @@ export function patchData(collection: Collection, body: Body): WriteData {
   return data
 }
 
+/** The data of a body: a replace's is the whole item (fullData), a patch's what it names (patchData). */
+export const writeData = (collection: Collection, operation: 'replace' | 'patch', body: Body, locked: { has(name: string): boolean }): WriteData =>
+  operation === 'replace' ? fullData(collection, body, locked) : patchData(collection, body)
+
 export const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /**

@@ -153,4 +153,20 @@ t.test('a request past REQUEST_TIMEOUT_MS: 503 with Retry-After, and no write st
   t.match(await settled, { code: 'SERVICE_UNAVAILABLE', message: /before its write could complete/ }, 'the handler stopped short of its commit')
   t.same((await api.admin.get(`${V1}/orders/${order.id}/items`)).body, [], 'nothing was written after the 503')
   t.same((await api.admin.get(`${V1}/events?type=order_items.*`)).body, [], 'and no event recorded')
+
+  // A write in one statement has no COMMIT of its own to hold back: the statement checks the time
+  // left once it has its row, after the wait for the lock, and fails rather than commit late.
+  const before = (await api.admin.get(`${V1}/events`)).body.length
+  await locker.query('BEGIN')
+  await locker.query('LOCK TABLE products IN ACCESS EXCLUSIVE MODE')
+  const patched = handlerSettled('PATCH', /\/products\/:id$/)
+  assertUnavailable(t, await api.admin.patch(`${V1}/products/${product.id}`, { stock: 999 }), 'a one-statement change waiting on a lock')
+  const posted = handlerSettled('POST', /\/products$/)
+  assertUnavailable(t, await api.admin.post(`${V1}/products`, productBody({ sku: 'LATE-001' })), 'a one-statement create waiting on a lock')
+  await locker.query('COMMIT')
+  t.match(await patched, { code: 'SERVICE_UNAVAILABLE' }, 'the change failed once its lock came')
+  t.match(await posted, { code: 'SERVICE_UNAVAILABLE' }, 'and so did the create')
+  t.equal((await api.admin.get(`${V1}/products/${product.id}`)).body.stock, product.stock, 'nothing was changed after the 503')
+  t.same((await api.admin.get(`${V1}/products?sku=LATE-001`)).body, [], 'nor created')
+  t.equal((await api.admin.get(`${V1}/events`)).body.length, before, 'and no event recorded')
 })

@@ -6,48 +6,15 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
-import t, { type Test } from 'tap'
+import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import t from 'tap'
 import { buildApp } from '../../src/app.js'
-import type { TracingConfig } from '../../src/config.js'
 import { tracedDatabase } from '../../src/observability/traced-database.js'
 import { tracesUrl } from '../../src/observability/tracing.js'
-import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
-import { databaseKinds, type DatabaseKind } from '../helpers/databases.js'
+import { eachDatabase, testConfig, V1 } from '../helpers/api.js'
+import { Spans, tracedApi } from '../helpers/spans.js'
+import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
-
-/** Never reached: these tests give their spans to an exporter of their own, or run a collector. */
-const TRACING: TracingConfig = { endpoint: 'http://127.0.0.1:9', serviceName: 'resourceful-test' }
-
-/** An in-memory exporter that can wait for a span: a request's span ends as its response is sent. */
-class Spans extends InMemorySpanExporter {
-  #waiting: (() => void)[] = []
-
-  override export(spans: ReadableSpan[], done: Parameters<InMemorySpanExporter['export']>[1]): void {
-    super.export(spans, done)
-    for (const wake of this.#waiting.splice(0)) wake()
-  }
-
-  async find(match: (span: ReadableSpan) => boolean): Promise<ReadableSpan> {
-    for (;;) {
-      const found = this.getFinishedSpans().find(match)
-      if (found) return found
-      await new Promise<void>((resolve) => this.#waiting.push(resolve))
-    }
-  }
-
-  childrenOf(parent: ReadableSpan): ReadableSpan[] {
-    return this.getFinishedSpans().filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId)
-  }
-}
-
-async function tracedApi(t: Test, kind: DatabaseKind): Promise<{ api: Api; spans: Spans; logs: Record<string, unknown>[] }> {
-  const spans = new Spans()
-  const logs: Record<string, unknown>[] = []
-  const logger = { level: 'info', stream: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } }
-  const api = await startApi(t, kind, undefined, { config: { tracing: TRACING }, spanExporter: spans, logger })
-  return { api, spans, logs }
-}
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
