@@ -54,9 +54,13 @@ t.test('a request: a server span named by its route, with its status and request
 
       const post = await spans.find((span) => span.name === 'POST /api/v1/products')
       t.equal(post.attributes['http.response.status_code'], 201)
-      const [transaction] = spans.childrenOf(post).filter((span) => span.name === 'transaction')
-      t.ok(transaction, 'the write, a transaction span under the request')
-      t.ok(spans.childrenOf(transaction!).some((span) => span.name === 'INSERT' && /^INSERT INTO "products"/.test(String(span.attributes['db.query.text']))), 'its statements under it')
+      t.ok(spans.childrenOf(post).some((span) => span.name === 'WITH' && /INSERT INTO "products"/.test(String(span.attributes['db.query.text']))), 'a write in one statement, under the request')
+      // A review's product keeps figures of it: that write is a transaction.
+      t.equal((await api.admin.post(`${V1}/products/${created.body.id}/reviews`, { rating: 5, title: 'Fine', body: 'Fine.' })).status, 201)
+      const review = await spans.find((span) => span.name === 'POST /api/v1/products/:parentId/reviews')
+      const [transaction] = spans.childrenOf(review).filter((span) => span.name === 'transaction')
+      t.ok(transaction, 'a write in a transaction: a transaction span under the request')
+      t.ok(spans.childrenOf(transaction!).some((span) => span.name === 'INSERT' && /^INSERT INTO "reviews"/.test(String(span.attributes['db.query.text']))), 'its statements under it')
       const beforeCommit = transaction!.events.find((event) => event.name === 'statement before commit')
       t.match(beforeCommit?.attributes?.['db.query.text'], /^INSERT INTO events/, 'the event, written with the COMMIT')
 
@@ -79,14 +83,24 @@ t.test('a statement that fails: its span has the error and the SQLSTATE, never t
       t.equal((await api.admin.post(`${V1}/products`, body)).status, 201)
       t.equal((await api.admin.post(`${V1}/products`, body)).status, 409)
       const server = await spans.find((span) => span.name === 'POST /api/v1/products' && span.attributes['http.response.status_code'] === 409)
-      const [transaction] = spans.childrenOf(server).filter((span) => span.name === 'transaction')
-      const [insert] = spans.childrenOf(transaction!).filter((span) => span.status.code === SpanStatusCode.ERROR)
-      t.equal(insert?.name, 'INSERT')
+      const [insert] = spans.childrenOf(server).filter((span) => span.status.code === SpanStatusCode.ERROR)
+      t.equal(insert?.name, 'WITH', 'the product and its event, one statement')
       t.equal(insert?.attributes['db.response.status_code'], '23505', 'unique_violation')
-      t.equal(insert?.attributes['error.type'], '23505')
+      t.equal(insert?.attributes['error.type'], '23505', 'found through the translated error')
+      t.notOk(JSON.stringify([insert?.attributes, insert?.events, insert?.status]).includes(String(body.sku)), 'no value of the row')
+
+      // In a transaction: a user's email is unique too, and users have a hook.
+      const user = { email: 'twice@example.com', name: 'Twice', password: 'a long enough password' }
+      t.equal((await api.admin.post(`${V1}/users`, user)).status, 201)
+      t.equal((await api.admin.post(`${V1}/users`, user)).status, 409)
+      const again = await spans.find((span) => span.name === 'POST /api/v1/users' && span.attributes['http.response.status_code'] === 409)
+      const [transaction] = spans.childrenOf(again).filter((span) => span.name === 'transaction')
+      const [failed] = spans.childrenOf(transaction!).filter((span) => span.status.code === SpanStatusCode.ERROR)
+      t.equal(failed?.name, 'INSERT')
+      t.equal(failed?.attributes['db.response.status_code'], '23505')
       t.equal(transaction!.status.code, SpanStatusCode.ERROR)
-      t.equal(transaction!.attributes['error.type'], '23505', 'found through the translated error')
-      t.notOk(JSON.stringify([insert?.attributes, insert?.events, insert?.status, transaction!.events]).includes(String(body.sku)), 'no value of the row')
+      t.equal(transaction!.attributes['error.type'], '23505', 'the transaction, through the translated error')
+      t.notOk(JSON.stringify([failed?.attributes, transaction!.events]).includes(user.email), 'no value of the row')
     })
   }
 })
