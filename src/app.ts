@@ -10,6 +10,7 @@ import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
+import { cachingTokens } from './auth/token-cache.js'
 import { installCaller, rejectUnusableCredentials } from './auth/caller.js'
 import { hashPassword, setPasswordCost } from './auth/passwords.js'
 import { registerSessions, signInThrottles } from './auth/sessions.js'
@@ -105,7 +106,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const tracing = config.tracing && (await import('./observability/tracing.js')).startTracing(config.tracing, options.spanExporter)
   const db = tracing ? tracing.traced(opened) : opened
   const versions = new Versions(options.versions ?? apiVersions)
-  const store = accounts(db)
+  // A bearer token is looked up at most once a second per instance (src/auth/token-cache.ts).
+  const store = cachingTokens(accounts(db))
   const collections = [...(options.collections ?? shopCollections(config.auth.registration)), ...webhookCollections(config.webhooks.allowPrivate)]
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),

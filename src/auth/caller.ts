@@ -98,7 +98,11 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
         headers: { 'www-authenticate': 'Bearer realm="api", error="insufficient_scope", scope="write"' },
       })
     }
-    if (!token.lastUsedAt || now - token.lastUsedAt.getTime() >= TOUCH_EVERY_MS) await store.touchToken(token.id, new Date(now))
+    if (!token.lastUsedAt || now - token.lastUsedAt.getTime() >= TOUCH_EVERY_MS) {
+      token.lastUsedAt = new Date(now)
+      // The token a lookup is reused from is marked too: the next requests of the second need no write.
+      await store.touchToken(token.id, token.lastUsedAt)
+    }
     return { user: token.user, via: 'token', tokenId: token.id, scopes: token.scopes }
   }
 }

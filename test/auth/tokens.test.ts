@@ -1,10 +1,13 @@
-// Bearer tokens (RFC 6750): issued once, stored as a hash, scoped, listed without secrets, revoked at once.
+// Bearer tokens (RFC 6750): issued once, stored as a hash, scoped, listed without secrets, revoked at
+// once where they are revoked and within a second everywhere else.
 import t from 'tap'
 import { hashPassword } from '../../src/auth/passwords.js'
+import { cachingTokens, TOKEN_CACHE_MS } from '../../src/auth/token-cache.js'
 import { MAX_TOKENS } from '../../src/auth/tokens.js'
-import { accounts } from '../../src/db/accounts.js'
+import { accounts, type Accounts } from '../../src/db/accounts.js'
 import { startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
+import { until } from '../helpers/until.js'
 
 const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 const auth = { ...testConfig().auth, admin: ADMIN }
@@ -113,3 +116,49 @@ for (const kind of databaseKinds()) {
     })
   })
 }
+
+t.test('a token lookup is used again for TOKEN_CACHE_MS, never longer; a revocation or a change of roles forgets it', async (t) => {
+  const lookups: string[] = []
+  const user = { id: 'u1', email: 'u@shop.test', name: 'U', roles: [] }
+  const found = { id: 't1', name: 'ci', scopes: ['read'], expiresAt: new Date(8.64e15), lastUsedAt: null, createdAt: new Date(0), user }
+  const store = {
+    ...({} as Accounts),
+    token: async (hash: string) => (lookups.push(hash), hash === 'known' ? { ...found } : undefined),
+    deleteToken: async () => true,
+    setRoles: async () => {},
+  }
+  let clock = 1_000
+  const cached = cachingTokens(store, TOKEN_CACHE_MS, () => clock)
+  t.equal((await cached.token('known'))?.id, 't1')
+  clock += TOKEN_CACHE_MS - 1
+  await cached.token('known')
+  t.same(lookups, ['known'], 'within the time: no second lookup')
+  clock += 1
+  await cached.token('known')
+  t.same(lookups, ['known', 'known'], 'then looked up again')
+  t.equal(await cached.token('unknown'), undefined)
+  t.equal(await cached.token('unknown'), undefined)
+  t.same(lookups.slice(2), ['unknown', 'unknown'], 'an unknown token is never kept: one created elsewhere works at once')
+  await cached.deleteToken('u1', 't1')
+  await cached.token('known')
+  t.equal(lookups.length, 5, 'a revocation here forgets what was looked up')
+  await cached.setRoles('u1', ['admin'])
+  await cached.token('known')
+  t.equal(lookups.length, 6, 'and so does a change of roles')
+})
+
+t.test('a token revoked on one instance stops working there at once, and on another once its lookup is TOKEN_CACHE_MS old', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
+  const a = await startApi(t, 'postgres', undefined, { config: { auth } })
+  const b = await startApi(t, 'postgres', undefined, { config: { auth }, besides: a })
+  const user = await a.newUser()
+  t.equal((await b.get(`${V1}/tokens`, bearer(user.token))).status, 200, 'the other instance has looked it up')
+  const [token] = (await a.get(`${V1}/tokens`, bearer(user.token))).body as { id: string }[]
+  t.equal((await a.delete(`${V1}/tokens/${token!.id}`, bearer(user.token))).status, 204)
+  t.equal((await a.get(`${V1}/tokens`, bearer(user.token))).status, 401, 'at once where it was revoked')
+  // Bounded at five times the cache's time: the refusal comes, however slow the machine.
+  const refused = await until('the other instance to refuse the revoked token', async () => ((await b.get(`${V1}/tokens`, bearer(user.token))).status === 401 || undefined), {
+    everyMs: 50,
+    tries: (5 * TOKEN_CACHE_MS) / 50,
+  })
+  t.equal(refused, true, 'and on the other instance')
+})
