@@ -39,7 +39,7 @@ async function readBody(request: IncomingMessage): Promise<Record<string, unknow
 // Every statement is prepared once per connection (a name), as the service prepares its own.
 async function getProduct(id: string) {
   const { rows } = await pool.query({ name: 'get_product', text: `SELECT ${ITEM} FROM products WHERE id = $1`, values: [id] })
-  return product(rows[0])
+  return rows[0] && product(rows[0])
 }
 
 /** The page and its count bounded at COUNT_LIMIT (10,000) in one statement, as the service reads them. */
@@ -68,7 +68,13 @@ const withEvent = (change: string, type: string) => `WITH p AS (${change} RETURN
   SELECT * FROM p`
 
 const CREATE = withEvent('INSERT INTO products (id, name, sku, price, stock, tags, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now(), now())', 'products.created')
-const PATCH = withEvent('UPDATE products SET stock = $2, updated_at = now() WHERE id = $1', 'products.updated')
+// A change is conditional, as the service's: only when it changes something (no event otherwise),
+// updated_at moving forward even within one millisecond; the row is read when it changes nothing.
+const PATCH = withEvent(
+  `UPDATE products SET stock = $2, updated_at = greatest(now(), updated_at + interval '1 millisecond') WHERE id = $1 AND stock IS DISTINCT FROM $2`,
+  'products.updated',
+)
+const DELETE = withEvent('DELETE FROM products WHERE id = $1', 'products.deleted')
 
 async function createProduct(body: Record<string, unknown>) {
   const { rows } = await pool.query({ name: 'create_product', text: CREATE, values: [randomUUID(), body.name, body.sku, body.price, body.stock, body.tags] })
@@ -77,7 +83,13 @@ async function createProduct(body: Record<string, unknown>) {
 
 async function patchProduct(id: string, body: Record<string, unknown>) {
   const { rows } = await pool.query({ name: 'patch_product', text: PATCH, values: [id, body.stock] })
-  return product(rows[0])
+  return rows[0] ? product(rows[0]) : await getProduct(id)
+}
+
+/** Whether there was such a product to delete. */
+async function deleteProduct(id: string): Promise<boolean> {
+  const { rows } = await pool.query({ name: 'delete_product', text: DELETE, values: [id] })
+  return rows.length === 1
 }
 
 const server = createServer(async (request, response) => {
@@ -92,6 +104,7 @@ const server = createServer(async (request, response) => {
     }
     if (request.method === 'POST') return send(response, 201, await createProduct(await readBody(request)))
     if (request.method === 'PATCH' && id) return send(response, 200, await patchProduct(id, await readBody(request)))
+    if (request.method === 'DELETE' && id) return (await deleteProduct(id)) ? void response.writeHead(204).end() : send(response, 404, {})
     send(response, 404, {})
   } catch (error) {
     send(response, 500, { error: String(error) })

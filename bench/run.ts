@@ -16,8 +16,8 @@ import { onServer, urlWithDatabase } from '../test/helpers/postgres-server.js'
 import type { LoadResult } from './load.js'
 import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor, startServer, type Started } from './processes.js'
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
-import { LIST_QUERY, scenarioHeaders, SCENARIOS } from './scenarios.js'
-import { seed } from './seed.js'
+import { LIST_QUERY, scenarioHeaders, SCENARIOS, type Scenario } from './scenarios.js'
+import { freshProducts, seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
 /** `--only=PATCH` runs the scenarios whose name contains PATCH, for quick comparisons while profiling. */
@@ -143,8 +143,16 @@ async function main(): Promise<void> {
     floors.push(databaseFloor)
     let loads = 0
     // Each load run gets its own prefix, so values it creates (skus) never collide with another's.
-    const load = (origin: string, scenario: string) =>
-      runLoad<LoadResult>({ origin, scenario, idsFile, run: `${run}${(loads += 1)}`, connections: settings.connections, warmupSeconds: settings.warmupSeconds, seconds: settings.seconds })
+    const load = (origin: string, scenario: string, ids = idsFile) =>
+      runLoad<LoadResult>({ origin, scenario, idsFile: ids, run: `${run}${(loads += 1)}`, connections: settings.connections, warmupSeconds: settings.warmupSeconds, seconds: settings.seconds })
+    /** The ids a scenario's load uses: the sample's, or rows made for it alone when it uses them up (`count` of them). */
+    const idsOf = async (scenario: Scenario, label: string, count = (scenario.freshPerSecond ?? 0) * (settings.warmupSeconds + settings.seconds)) => {
+      if (!scenario.freshPerSecond) return { file: idsFile, ids }
+      const fresh = await onServer(databaseUrl, (client) => freshProducts(client, count, `${run}${label}`))
+      const file = path.join(path.dirname(idsFile), `fresh-${label}.json`)
+      writeFileSync(file, JSON.stringify(fresh))
+      return { file, ids: fresh }
+    }
 
     // Before the write scenarios add and change rows: the latencies of the settled products.
     log('single-request latencies')
@@ -152,16 +160,17 @@ async function main(): Promise<void> {
     const scenarios: ScenarioResult[] = []
     for (const scenario of SCENARIOS.filter((s) => !probesOnly && (!only || s.name.includes(only)))) {
       log(scenario.name)
-      const sample = scenario.request(0, ids, `${run}S`)
+      const sample = scenario.request(0, (await idsOf(scenario, `S${scenarios.length}`, 1)).ids, `${run}S`)
       const headers = await scenarioHeaders(scenario, service.origin, sample)
       const response = await fetch(service.origin + sample.path, { method: sample.method, body: sample.body, headers })
       const body = await response.text()
       if (response.status !== scenario.status) throw new Error(`${scenario.name}: the service answered ${response.status}: ${body}`)
-      const result = await load(service.origin, scenario.name)
+      const forService = (await idsOf(scenario, `A${scenarios.length}`)).file
+      const result = await load(service.origin, scenario.name, forService)
       const constantFloor = await startFloor(['bench/floor-constant.ts', String(scenario.status), body])
-      const constant = await load(constantFloor.origin, scenario.name)
+      const constant = await load(constantFloor.origin, scenario.name, forService)
       await constantFloor.stop()
-      const database = await load(databaseFloor.origin, scenario.name)
+      const database = await load(databaseFloor.origin, scenario.name, (await idsOf(scenario, `B${scenarios.length}`)).file)
       scenarios.push({ name: scenario.name, service: result, constant, database })
     }
     const peak = peakRssMiB(service.child.pid!)

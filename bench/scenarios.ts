@@ -1,7 +1,7 @@
 /** The load-test scenarios: the request stream each sends, shared by the service and both floors. */
 
 export interface BenchRequest {
-  method: 'GET' | 'POST' | 'PATCH'
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   path: string
   body?: string
 }
@@ -12,6 +12,11 @@ export interface Scenario {
   revalidate?: boolean
   /** The status every response must have; anything else counts as an error. */
   status: number
+  /**
+   * Each load uses up rows: this many per second of load are made for it before it starts, and
+   * its `ids` are theirs, each for one request.
+   */
+  freshPerSecond?: number
   /** The n-th request of a run; `ids` are existing product ids, `run` makes created values unique. */
   request(n: number, ids: readonly string[], run: string): BenchRequest
 }
@@ -54,12 +59,20 @@ export const SCENARIOS: readonly Scenario[] = [
     status: 200,
     request: (n, ids) => ({ method: 'PATCH', path: `/api/v1/products/${pick(ids, n)}`, body: JSON.stringify({ stock: n % 100_000 }) }),
   },
+  {
+    name: 'DELETE a product',
+    status: 204,
+    // More than the fastest target deletes in a second: a load that ran out would count 404s as errors.
+    freshPerSecond: 8_000,
+    request: (n, ids) => ({ method: 'DELETE', path: `/api/v1/products/${ids[n % ids.length]!}` }),
+  },
 ]
 
 /** The headers of a scenario's requests to `origin`; a revalidation first asks it for the ETag. */
 export async function scenarioHeaders(scenario: Scenario, origin: string, sample: BenchRequest): Promise<Record<string, string>> {
   // Reads are anonymous, as a shop's catalogue mostly is; writes are an admin's.
-  const headers: Record<string, string> = sample.body ? { 'content-type': 'application/json', authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } : {}
+  const headers: Record<string, string> = sample.method === 'GET' ? {} : { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` }
+  if (sample.body) headers['content-type'] = 'application/json'
   if (!scenario.revalidate) return headers
   const etag = (await fetch(origin + sample.path)).headers.get('etag')
   if (!etag) throw new Error(`${origin} sent no ETag for ${sample.path}`)

@@ -38,3 +38,15 @@ export async function seed(client: pg.Client, products: number): Promise<string[
   const { rows } = await client.query<{ id: string }>(`SELECT id FROM products ${products > 500_000 ? 'TABLESAMPLE SYSTEM (1)' : ''} ORDER BY random() LIMIT 5000`)
   return rows.map((r) => r.id)
 }
+
+/** `count` more products for a load to use up (a DELETE's), named by `run`; their ids. */
+export async function freshProducts(client: pg.Client, count: number, run: string): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO products (id, name, sku, price, stock, status, tags, created_at, updated_at)
+     SELECT gen_random_uuid(), 'Fresh ' || i, 'F' || $2 || '-' || i, 5, 1, 'active', ARRAY['bench'], now(), now()
+       FROM generate_series(1, $1) AS i
+     RETURNING id`,
+    [count, run],
+  )
+  return rows.map((r) => r.id)
+}

@@ -10,6 +10,7 @@ import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
+import { SAFE_METHODS } from './auth/csrf.js'
 import { cachingTokens } from './auth/token-cache.js'
 import { installCaller, rejectUnusableCredentials } from './auth/caller.js'
 import { hashPassword, setPasswordCost } from './auth/passwords.js'
@@ -47,6 +48,9 @@ import { serviceMetrics } from './observability/service-metrics.js'
 import { webhookCollections } from './webhooks/collections.js'
 import { createSender } from './webhooks/send.js'
 import { startWorker, type WebhookWorker } from './webhooks/worker.js'
+
+/** The routes of the users collection, in any version: a change there may change what a token grants. */
+const USERS_ROUTE = /\/users(\/|$)/
 
 export interface BuildOptions {
   /** An already open database (tests); otherwise the configured one is opened and closed with the app. */
@@ -155,6 +159,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installBodyParser(app)
   await app.register(cookie)
   installCaller(app, store, config.auth, config.corsOrigins)
+  // A user deleted or given other roles on this instance loses what the token cache kept of them
+  // at once, once the change has committed; on the others within TOKEN_CACHE_MS.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 300 && USERS_ROUTE.test(request.routeOptions.url ?? '')) store.forgetTokens()
+    done()
+  })
   installRateLimit(app, config.limits.rateLimit, counters)
   app.addHook('onRequest', rejectUnusableCredentials)
   const throttles = signInThrottles(counters)

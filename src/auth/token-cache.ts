@@ -13,11 +13,17 @@ const MAX_TOKENS = 10_000
 
 type Found = NonNullable<Awaited<ReturnType<Accounts['token']>>>
 
+export interface CachingAccounts extends Accounts {
+  /** Forgets every token looked up: a user was changed or deleted here, and their tokens with them. */
+  forgetTokens(): void
+}
+
 /** `store`, with its token lookups reused for `ttlMs` by the clock `now`. */
-export function cachingTokens(store: Accounts, ttlMs = TOKEN_CACHE_MS, now: () => number = Date.now): Accounts {
+export function cachingTokens(store: Accounts, ttlMs = TOKEN_CACHE_MS, now: () => number = Date.now): CachingAccounts {
   const cache = new Map<string, { token: Found; until: number }>()
   return {
     ...store,
+    forgetTokens: () => cache.clear(),
     async token(secretHash) {
       const at = now()
       const kept = cache.get(secretHash)
