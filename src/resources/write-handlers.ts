@@ -132,8 +132,9 @@ async function changeInTransaction(context: HandlerContext, request: WriteReques
       // A replace is not a move: a state field it leaves out keeps its state.
       if (states && body[states.field] === undefined) data[states.field] = current[states.field]
     }
-    await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
+    // The client's copy is checked before the hook decides on the current state (412 before a hook's 409).
     checkPreconditions(context, request, row, standing)
+    await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
     const changed = { ...toColumns(collection, changes(data, current)), ...secrets }
     if (Object.keys(changed).length === 0) return { row, standing }
     const move = states && planMove(states, current[states.field] as string, data[states.field], { owner: context.owns(request, row), admin: isAdmin(request.caller) })
@@ -185,8 +186,8 @@ export const deleteHandler = (context: HandlerContext) =>
         const row = await store.lock(tx, scope, 'delete')
         if (!row) throw notFound()
         const standing = await context.standing(request, 'delete', request.params, row, tx)
-        await hooks?.beforeDelete?.({ current: stored(row), parentId: request.params.parentId, caller: request.caller, tx })
         checkPreconditions(context, request, row, standing)
+        await hooks?.beforeDelete?.({ current: stored(row), parentId: request.params.parentId, caller: request.caller, tx })
       }
       const removed = await store.remove(tx, scope)
       if (!removed) throw notFound()
