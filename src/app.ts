@@ -29,6 +29,7 @@ import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { memoryCounters, redisCounters, type Counters } from './http/counters.js'
 import { installRateLimit } from './http/rate-limit.js'
+import { installIdempotency } from './http/idempotency.js'
 import { installHealth, type Lifecycle } from './http/health.js'
 import { every, PRUNE_EVERY_MS } from './http/housekeeping.js'
 import { RouteTable } from './http/routes.js'
@@ -145,6 +146,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const counters = openCounters(config, app)
   app.addHook('onClose', () => counters.close())
   app.decorateRequest('responseType', JSON_MEDIA_TYPE)
+  installIdempotency(app)
   if (!options.database) app.addHook('onClose', () => db.close())
 
   installResponseHeaders(app)

@@ -1,5 +1,5 @@
 /** Idempotency keys as the Idempotency-Key layer needs them: a few statements, by hand. */
-import type { Database } from './client.js'
+import type { Database, Statements } from './client.js'
 
 /** A response as it was sent, to be sent again. */
 export interface StoredResponse {
@@ -15,6 +15,8 @@ export type Claim =
   | { kind: 'done'; response: StoredResponse }
   /** The same request is still running somewhere. */
   | { kind: 'in-flight' }
+  /** The same request created this item, and its process ended before answering: answer with it. */
+  | { kind: 'written'; itemId: string }
   /** The key was used for another request. */
   | { kind: 'reused' }
 
@@ -26,8 +28,23 @@ export const IDEMPOTENCY_RETENTION = '24 hours'
  */
 const LEASE = '60 seconds'
 
+/** A claimed key of a create: whose it is, and the key. */
+export interface KeyClaim {
+  caller: string
+  key: string
+}
+
+/**
+ * The UPDATE that records, in a create's own statement, the item of the CTE `source` on the
+ * claimed key in parameters `$caller` and `$caller + 1`.
+ */
+export const recordItemOf = (source: string, caller: number) =>
+  `UPDATE idempotency_keys SET item_id = ${source}.id FROM ${source} WHERE caller = $${caller} AND key = $${caller + 1}`
+
 interface Row {
   fingerprint: string
+  item_id: string | null
+  lapsed: boolean
   status: number | null
   headers: Record<string, string> | null
   body: string | null
@@ -45,16 +62,16 @@ export function idempotencyKeys(db: Database) {
         const claimed = await db.query(
           `INSERT INTO idempotency_keys AS k (caller, key, fingerprint, created_at, locked_until) VALUES ($1, $2, $3, now(), now() + interval '${LEASE}')
            ON CONFLICT (caller, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
-             locked_until = EXCLUDED.locked_until, status = NULL, headers = NULL, body = NULL
+             locked_until = EXCLUDED.locked_until, status = NULL, headers = NULL, body = NULL, item_id = NULL
            WHERE k.created_at < now() - interval '${IDEMPOTENCY_RETENTION}'
-             OR (k.status IS NULL AND k.locked_until < now() AND k.fingerprint = EXCLUDED.fingerprint)
+             OR (k.status IS NULL AND k.item_id IS NULL AND k.locked_until < now() AND k.fingerprint = EXCLUDED.fingerprint)
            RETURNING 1`,
           [caller, key, fingerprint],
           'idempotency_claim',
         )
         if (claimed.length === 1) return { kind: 'claimed' }
         const rows = await db.query<Row>(
-          'SELECT fingerprint, status, headers, body FROM idempotency_keys WHERE caller = $1 AND key = $2',
+          'SELECT fingerprint, item_id, locked_until < now() AS lapsed, status, headers, body FROM idempotency_keys WHERE caller = $1 AND key = $2',
           [caller, key],
           'idempotency_read',
         )
@@ -62,9 +79,16 @@ export function idempotencyKeys(db: Database) {
         // Gone between the two statements (released by its request): try to take it again.
         if (!row) continue
         if (row.fingerprint !== fingerprint) return { kind: 'reused' }
+        // Written, and never answered by a process that is gone: the item is the answer.
+        if (row.status === null && row.item_id !== null && row.lapsed) return { kind: 'written', itemId: row.item_id }
         if (row.status === null) return { kind: 'in-flight' }
         return { kind: 'done', response: { status: row.status, headers: row.headers ?? {}, body: row.body ?? '' } }
       }
+    },
+
+    /** Records, in the create's transaction `tx`, the item the request with a claimed key created. */
+    async recordItem(tx: Statements, claim: KeyClaim, itemId: string): Promise<void> {
+      await tx.query('UPDATE idempotency_keys SET item_id = $3 WHERE caller = $1 AND key = $2', [claim.caller, claim.key, itemId], 'idempotency_item')
     },
 
     /** Keeps the response of a claimed key, for its retries. */

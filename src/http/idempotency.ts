@@ -7,8 +7,8 @@
  * first is still running, 409.
  */
 import { createHash } from 'node:crypto'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { IdempotencyKeys, StoredResponse } from '../db/idempotency.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IdempotencyKeys, KeyClaim, StoredResponse } from '../db/idempotency.js'
 import { ApiError } from '../errors.js'
 import { errorBody, toApiError } from './error-handler.js'
 
@@ -44,7 +44,21 @@ function kept(headers: Record<string, unknown>): Record<string, string> {
   return picked
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key this request holds: a create records its item on it, in its own write. */
+    idempotencyKey: KeyClaim | null
+  }
+}
+
 type Handler<R extends FastifyRequest> = (request: R, reply: FastifyReply) => Promise<unknown>
+/** The answer to a request whose create was written and never answered: the item `itemId`, as the create answers. */
+type Written<R extends FastifyRequest> = (request: R, reply: FastifyReply, itemId: string) => Promise<unknown>
+
+/** Every request starts without a key; `idempotent` sets the one it claims. */
+export function installIdempotency(app: FastifyInstance): void {
+  app.decorateRequest('idempotencyKey', null)
+}
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
   return reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true').send(response.body)
@@ -53,9 +67,11 @@ function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
 /**
  * Wraps a create handler. The outcome is recorded when the handler settles, even after the
  * request was answered 503 for taking too long (src/http/time-limit.ts): the retry then gets what
- * really happened, never a second write. A server-side failure (5xx) gives the key back.
+ * really happened, never a second write. A server-side failure (5xx) gives the key back. The
+ * create records its item on the key in its own write, so that a process that dies between the
+ * write and the answer leaves the key written: the retry is answered with the item (`written`).
  */
-export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: IdempotencyKeys): Handler<R> {
+export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: IdempotencyKeys, written: Written<R>): Handler<R> {
   const keyed: Handler<R> = async (request, reply) => {
     const key = keyOf(request)
     const caller = callerOf(request)
@@ -63,9 +79,10 @@ export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: 
     if (claim.kind === 'done') return replay(reply, claim.response)
     if (claim.kind === 'reused') throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another request; use a new key for a new request.')
     if (claim.kind === 'in-flight') throw new ApiError('IDEMPOTENCY_KEY_IN_USE', undefined, [], { headers: { 'retry-after': '1' } })
+    request.idempotencyKey = { caller, key }
     let payload: unknown
     try {
-      payload = await handler(request, reply)
+      payload = claim.kind === 'written' ? await written(request, reply.header('idempotent-replayed', 'true'), claim.itemId) : await handler(request, reply)
     } catch (error) {
       const apiError = toApiError(error, request)
       if (apiError.status >= 500) await keys.release(caller, key)

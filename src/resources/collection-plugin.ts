@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
 import type { Database } from '../db/client.js'
-import type { IdempotencyKeys } from '../db/idempotency.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from '../openapi/collection-operations.js'
@@ -11,7 +10,7 @@ import { listQuerySchema } from './list-query/parse.js'
 import { restrictedReads } from './permissions.js'
 import { handlerContext, type Body, type Params, type CollectionServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
-import { createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
+import { createdBefore, createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
@@ -31,10 +30,9 @@ function createdSchema(collection: Collection, item: TObject): TObject {
 }
 
 /** Registers the collection on `app`, already prefixed with the API version `version`. */
-export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: CollectionServices & { keys: IdempotencyKeys }): void {
+export function registerCollection(app: FastifyInstance, collection: Collection, db: Database, version: number, services: CollectionServices): void {
   const { parent } = collection.options
   const context = handlerContext(collection, db, version, services)
-  const { keys } = services
   const { bodies } = context.version
   const schemas = responseSchemas(context.version.schemas, restrictedReads(collection))
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
@@ -49,7 +47,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return
   const ops = writes()
-  app.post<WriteRoute>(base, write(ops.create), idempotent(createHandler(context), keys))
+  app.post<WriteRoute>(base, write(ops.create), idempotent(createHandler(context), context.keys, createdBefore(context)))
   app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
   app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
   app.delete(item, route(ops.remove), deleteHandler(context))

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { authorize, authorizeItem, isAdmin, STANDINGS, standingOf, type CollectionAccess, type Standing } from '../auth/access.js'
 import type { Database, Statements } from '../db/client.js'
 import type { EventLog } from '../db/events.js'
+import type { IdempotencyKeys } from '../db/idempotency.js'
 import type { Outbox } from '../events/outbox.js'
 import { ApiError } from '../errors.js'
 import { itemTag, type Validators } from '../http/conditional.js'
@@ -17,10 +18,11 @@ export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
 export type Action = keyof CollectionAccess
 
-/** What every collection's handlers share: where events go, and how far lists count. */
+/** What every collection's handlers share: where events go, the Idempotency-Keys, and how far lists count. */
 export interface CollectionServices {
   outbox: Outbox
   events: EventLog
+  keys: IdempotencyKeys
   /** A list counts matching rows up to this many (COUNT_LIMIT). */
   countLimit: number
 }

@@ -22,21 +22,12 @@ import type { EventOf, Guards, Scope } from './store.js'
 import { checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
 import { toColumns, writeData } from './writes.js'
 
-type Action = 'create' | 'update' | 'delete'
-
-/** Whether an action on this collection can be one statement at all: decided at startup, by what it declares. */
-function qualifies(collection: Collection, action: Action): boolean {
+/** Whether an action on this collection can be one statement at all, by what it declares. */
+function allowed(collection: Collection, action: 'create' | 'update' | 'delete'): boolean {
   const { hooks, parent } = collection.options
   // A parent is checked (it exists, whose it is) or keeps figures of its items (its own event).
   if (parent) return false
   return action === 'delete' ? !hooks?.beforeDelete : !hooks?.beforeWrite
-}
-
-const cache = new WeakMap<Collection, Record<Action, boolean>>()
-function allowed(collection: Collection, action: Action): boolean {
-  let decided = cache.get(collection)
-  if (!decided) cache.set(collection, (decided = { create: qualifies(collection, 'create'), update: qualifies(collection, 'update'), delete: qualifies(collection, 'delete') }))
-  return decided[action]
 }
 
 const eventOf = (collection: Collection, action: EventAction, request: FastifyRequest): EventOf => {
@@ -82,6 +73,7 @@ export async function createInOneStatement(context: HandlerContext, request: Wri
   const row = await context.store.createRecorded(
     { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), createdAt: now, updatedAt: now },
     eventOf(collection, 'created', request),
+    request.idempotencyKey,
   )
   reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
   return { ...written(context, reply, row, standing), ...secrets.shown }

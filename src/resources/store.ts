@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
 import { eventsOf } from '../db/events.js'
+import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
@@ -62,8 +63,8 @@ export interface Store {
   update(tx: Statements, scope: Scope, data: Row): Promise<Row | null>
   /** Deletes the row, returning it as it was; null when there was none. */
   remove(tx: Statements, scope: Scope): Promise<Row | null>
-  /** Inserts the row and its event in one statement, committed on its own. */
-  createRecorded(data: Row, event: EventOf): Promise<Row>
+  /** Inserts the row and its event in one statement, committed on its own; and records the item on the request's Idempotency-Key, when it holds one. */
+  createRecorded(data: Row, event: EventOf, key: KeyClaim | null): Promise<Row>
   /**
    * Sets `data` and moves `updated_at` past `now` and its last value, with its event, in one
    * statement committed on its own: only when the row is in scope, meets the guards, and differs
@@ -181,9 +182,9 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
   const returning = columns.map((column) => quote(toSnake(column))).join(', ')
   const row = columnList(columns, 'w')
   const prepared = preparedStatements()
-  /** `actor` is the number of the actor's parameter; the remaining time's follows it. */
-  const recorded = (change: string, event: EventOf, actor: number) =>
-    `WITH w AS (${change} RETURNING ${returning}), e AS (${eventsOf('w', event, actor, actor + 1)}) SELECT ${row} FROM w`
+  /** `actor` is the number of the actor's parameter; the remaining time's follows it, and a key's caller and key follow that. */
+  const recorded = (change: string, event: EventOf, actor: number, keyed = false) =>
+    `WITH w AS (${change} RETURNING ${returning}), e AS (${eventsOf('w', event, actor, actor + 1)})${keyed ? `, k AS (${recordItemOf('w', actor + 2)})` : ''} SELECT ${row} FROM w`
   /** Guards after the scope's conditions, from parameter `$first`. */
   const guarded = (guards: Guards, first: number) => {
     const conditions: string[] = []
@@ -200,14 +201,15 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
   }
   const one = async (text: string, name: string, values: unknown[]) => (await db.query<Row>(text, values, name))[0] ?? null
   return {
-    create(data: Row, event: EventOf) {
+    create(data: Row, event: EventOf, key: KeyClaim | null) {
       const keys = Object.keys(data)
-      const { text, name } = prepared(`create|${keys.join(',')}|${event.type}`, () => {
+      const { text, name } = prepared(`create|${keys.join(',')}|${event.type}|${key ? 'k' : ''}`, () => {
         const names = keys.map((column) => quote(toSnake(column))).join(', ')
         const values = keys.map((_, i) => `$${i + 1}`).join(', ')
-        return recorded(`INSERT INTO ${quote(table)} (${names}) VALUES (${values})`, event, keys.length + 1)
+        return recorded(`INSERT INTO ${quote(table)} (${names}) VALUES (${values})`, event, keys.length + 1, key !== null)
       })
-      return one(text, name, [...keys.map((key) => data[key]), event.actorId, event.remainingMs]) as Promise<Row>
+      const claimed = key ? [key.caller, key.key] : []
+      return one(text, name, [...keys.map((key) => data[key]), event.actorId, event.remainingMs, ...claimed]) as Promise<Row>
     },
     change(scope: Scope, guards: Guards, data: Row, now: Date, event: EventOf) {
       const sets = Object.keys(data)

@@ -97,6 +97,7 @@ export const createHandler = (context: HandlerContext) =>
       await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, tx })
       const now = new Date()
       const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      if (request.idempotencyKey) await context.keys.recordItem(tx, request.idempotencyKey, created.id as string)
       record(collection, 'created', created)
       return created
     }).catch((error: unknown) => {
@@ -106,6 +107,19 @@ export const createHandler = (context: HandlerContext) =>
     })
     reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
     return { ...written(context, reply, row, standing), ...secrets.shown }
+  }
+
+/**
+ * The answer to a create whose item an earlier attempt with the same Idempotency-Key wrote and
+ * never answered (its process ended): the item as it is now, as the create answers.
+ */
+export const createdBefore = (context: HandlerContext) =>
+  async function created(request: WriteRequest, reply: FastifyReply, itemId: string) {
+    const row = await context.store.find({ id: itemId })
+    if (!row) throw new ApiError('NOT_FOUND', 'The item this request created has been deleted since.')
+    const { standing } = await context.placement(request, 'create', request.params)
+    reply.code(201).header('location', `${requestPath(request)}/${itemId}`)
+    return written(context, reply, row, standing(row))
   }
 
 /**

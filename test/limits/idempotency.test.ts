@@ -123,20 +123,48 @@ t.test('while the first is in flight, 409; when it ends, the retry gets its answ
   t.equal((await a.admin.get(`${V1}/orders`)).body.length, 1, 'one order')
 })
 
-t.test('a key left in flight by a process that died is taken over once its lease ends, by the same request only', (t) =>
+t.test('a key left in flight by a process that died: after its lease, the same request only; what it wrote is its answer, never a second write', (t) =>
   eachDatabase(t, async (t, api) => {
     const admin = api.admin
     const body = productBody()
     const key = { 'idempotency-key': 'crashed' }
-    t.equal((await admin.post(`${V1}/products`, body, key)).status, 201)
-    // As a process killed between its claim and its answer leaves it.
+    const first = await admin.post(`${V1}/products`, body, key)
+    t.equal(first.status, 201)
+    // As a process killed between its write (which recorded the item on the key) and its answer leaves it.
     await api.db.query("UPDATE idempotency_keys SET status = NULL, headers = NULL, body = NULL, locked_until = now() + interval '1 minute'", [])
     t.equal((await admin.post(`${V1}/products`, body, key)).status, 409, 'in flight while its lease runs')
     await api.db.query("UPDATE idempotency_keys SET locked_until = now() - interval '1 second'", [])
     t.equal((await admin.post(`${V1}/products`, productBody(), key)).body.error.code, 'IDEMPOTENCY_KEY_REUSED', 'another request may not take it')
     const retried = await admin.post(`${V1}/products`, body, key)
-    t.equal(retried.status, 409, 'the same request runs again (and meets its own first write: the SKU is taken)')
-    t.equal(retried.body.error.code, 'CONFLICT')
+    t.equal(retried.status, 201, 'the same request is answered with what the first one wrote')
+    t.equal(retried.headers.get('idempotent-replayed'), 'true')
+    t.equal(retried.body.id, first.body.id)
+    t.equal(retried.headers.get('location'), first.headers.get('location'))
+    t.equal((await admin.get(`${V1}/products?sku=${String(body.sku)}`)).body.length, 1, 'one product')
+    t.same((await admin.post(`${V1}/products`, body, key)).body, retried.body, 'and that answer is kept for the next retry')
+
+    // In a transaction (a review: its product keeps figures of it), the item is recorded the same way.
+    const review = { rating: 4, title: 'Kept', body: 'Once.' }
+    const reviewKey = { 'idempotency-key': 'crashed-review' }
+    const reviews = `${V1}/products/${first.body.id}/reviews`
+    const written = await admin.post(reviews, review, reviewKey)
+    t.equal(written.status, 201)
+    await api.db.query("UPDATE idempotency_keys SET status = NULL, headers = NULL, body = NULL, locked_until = now() - interval '1 second' WHERE key = 'crashed-review'", [])
+    const again = await admin.post(reviews, review, reviewKey)
+    t.equal(again.status, 201)
+    t.equal(again.body.id, written.body.id, 'the review it wrote')
+    t.equal((await admin.get(reviews)).body.length, 1, 'one review')
+
+    // Killed before its write: nothing was written, so the retry writes.
+    const unwritten = productBody()
+    const request = `POST ${V1}/products\n${JSON.stringify(unwritten)}`
+    await api.db.query(
+      "INSERT INTO idempotency_keys (caller, key, fingerprint, locked_until) SELECT caller, 'died-early', encode(sha256(convert_to($1, 'UTF8')), 'hex'), now() - interval '1 second' FROM idempotency_keys WHERE key = 'crashed'",
+      [request],
+    )
+    const ran = await admin.post(`${V1}/products`, unwritten, { 'idempotency-key': 'died-early' })
+    t.equal(ran.status, 201, 'taken over, and run')
+    t.equal(ran.headers.get('idempotent-replayed'), null)
   }),
 )
 

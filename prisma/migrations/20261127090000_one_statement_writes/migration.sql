@@ -20,3 +20,7 @@ BEGIN
   RETURN true;
 END
 $$;
+
+-- The item a create made, recorded with it (in its statement or its transaction): a retry with
+-- the same Idempotency-Key after a crash between the write and its answer finds it written.
+ALTER TABLE "idempotency_keys" ADD COLUMN "item_id" UUID;
