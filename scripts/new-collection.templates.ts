@@ -30,7 +30,7 @@ import { Type, type Static } from 'typebox'
 import { Nullable, ServerFields } from '../../resources/schema-types.js'
 
 // Each field once, used by the schemas below. A field is alike in three places: here, in the
-// model ${model} in prisma/schema.prisma (camelCase, @map to the snake_case JSON name) and in
+// model ${model} in prisma/schema.prisma (field and column named as the JSON field) and in
 // the migration's table (the JSON name): maxLength as the VARCHAR's length, the same default.
 // The factory understands strings (format 'date-time' or 'uuid'), integers (Int32), numbers
 // (Money), booleans, StringEnum([...]) and arrays of strings, each optionally Nullable; see
@@ -108,15 +108,15 @@ export function prismaModel(names: Names): string {
   return `/// ${title(names)} (src/collections/${names.path}), written by npm run new:collection. Its migration
 /// creates the same table: test/db/migrations-drift.test.ts compares the two.
 model ${names.model} {
-  id        String   @id @db.Uuid
-  name      String   @db.VarChar(120)
-  notes     String?
-  active    Boolean  @default(true)
-  createdAt DateTime @default(now()) @map("created_at") @db.Timestamptz(3)
-  updatedAt DateTime @default(now()) @map("updated_at") @db.Timestamptz(3)
+  id         String   @id @db.Uuid
+  name       String   @db.VarChar(120)
+  notes      String?
+  active     Boolean  @default(true)
+  created_at DateTime @default(now()) @db.Timestamptz(3)
+  updated_at DateTime @default(now()) @db.Timestamptz(3)
 
   @@index([name, id])
-  @@index([createdAt, id])
+  @@index([created_at, id])
   // The searchable fields: \`[contains]\` is served by trigram indexes (pg_trgm).
   @@index([name(ops: raw("gin_trgm_ops"))], type: Gin)
   @@map("${names.table}")

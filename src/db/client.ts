@@ -5,7 +5,6 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
-import type { PrismaClient } from './generated/client.js'
 import { defaultTemplate, isNewCluster, type ClusterTemplate } from './pglite-template.js'
 import { RETRYABLE_CODES, translateDatabaseError, unavailable } from './database-errors.js'
 
@@ -34,11 +33,6 @@ export interface Transaction extends Statements {
    */
   beforeCommit(text: string, params: readonly unknown[]): void
 }
-
-/** A Prisma model delegate's name on the client (`product`, `review`). */
-export type ModelName = {
-  [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
-}[keyof PrismaClient] & string
 
 /** What differs between the databases, for the layers above to ask instead of testing the kind (kysely's adapters). */
 export interface Capabilities {

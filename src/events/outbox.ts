@@ -7,7 +7,6 @@
  */
 import type { EventDraft, RenderEvent } from '../db/events.js'
 import type { Collection } from '../resources/collection.js'
-import { toSnake } from '../resources/fields.js'
 import { resolvePermissions } from '../resources/permissions.js'
 import { representer, type Representation, type Row } from '../resources/represent.js'
 import { collectionVersion } from '../resources/versions.js'
@@ -36,15 +35,15 @@ function eventView(collection: Collection, newest: number): EventView {
   const detail = representer(collection.fields.filter((f) => !hidden.has(f.name)), collection.options.computed)
   const version = collectionVersion(collection, newest)
   // Write-only columns (a password's hash) are not among the columns a read selects: never kept.
-  const names = collection.columns.map((column) => [column, toSnake(column)] as const)
+  const { columns } = collection
   // JSON has no timestamps: they are kept as RFC 3339 text and read back as the driver gives them.
-  const times = new Set(collection.fields.filter((f) => f.kind === 'datetime').map((f) => f.column))
+  const times = new Set(collection.fields.filter((f) => f.kind === 'datetime').map((f) => f.name))
   return {
-    item: (row) => Object.fromEntries(names.map(([column, name]) => [name, row[column]])),
+    item: (row) => Object.fromEntries(columns.map((column) => [column, row[column]])),
     show(item) {
       const row: Row = {}
-      for (const [column, name] of names) {
-        const value = item[name]
+      for (const column of columns) {
+        const value = item[column]
         row[column] = times.has(column) && typeof value === 'string' ? new Date(value) : value
       }
       return version.toView(detail(row))

@@ -4,10 +4,10 @@ import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import type { Caller } from '../auth/caller.js'
 import type { Statements } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
-import { deriveFields, toCamel, type Field } from './fields.js'
+import { deriveFields, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
 import type { ComputedField, Representation, Row } from './represent.js'
-import type { ModelName } from '../db/client.js'
+import { columnsOf, type ColumnOf, type ModelName } from '../db/models.js'
 
 /** Values by JSON field name, as a write will store them. */
 export type WriteData = Record<string, unknown>
@@ -81,11 +81,14 @@ export interface CollectionHooks {
   beforeDelete?(context: DeleteContext): void | Promise<void>
 }
 
-export interface CollectionOptions {
+export interface CollectionOptions<M extends ModelName = ModelName> {
   /** The plural noun in the path: `/api/v1/{name}`. */
   name: string
-  /** The Prisma model delegate that stores the items. */
-  model: ModelName
+  /**
+   * The Prisma model that stores the items. Its fields are named as its columns, and each stored
+   * field of the item schema must be one of them (checked at startup).
+   */
+  model: M
   /** The model's table (its `@@map`), for the hand-written reads; the collection's name by default. */
   table?: string
   /**
@@ -117,7 +120,7 @@ export interface CollectionOptions {
    * parent's id. `aggregates`: the parent keeps figures of these items (a trigger: an order's
    * total, a product's rating), so a write here changes the parent too and records its event.
    */
-  parent?: { collection: Collection; field: string; aggregates?: boolean }
+  parent?: { collection: Collection; field: ColumnOf<M>; aggregates?: boolean }
   /** A state machine on one field (src/resources/states.ts): moves checked, guarded and carried out on PUT and PATCH. */
   states?: StateMachine
   /**
@@ -125,12 +128,12 @@ export interface CollectionOptions {
    * `id` for items that are their own owner (users). A nested collection without one is owned
    * by its parent's owner.
    */
-  owner?: string
+  owner?: ColumnOf<M>
   access: CollectionAccess
   /** Fields that only some callers may read (omitted for the others) or write (403 for the others). */
   fieldAccess?: Readonly<Record<string, FieldAccess>>
   /** Fields of the create schema that no representation shows, stored transformed (a password, as its hash). */
-  writeOnly?: Readonly<Record<string, WriteOnlyField>>
+  writeOnly?: Readonly<Record<string, WriteOnlyField<ColumnOf<M>>>>
   hooks?: CollectionHooks
   /** Anonymous reads may be cached by anyone for this many seconds (`public, max-age`); else `no-store`. */
   cacheMaxAge?: number
@@ -142,9 +145,9 @@ export interface CollectionOptions {
   writes?: false
 }
 
-export interface WriteOnlyField {
-  /** The model field that stores it. */
-  column: string
+export interface WriteOnlyField<Column extends string = string> {
+  /** The column that stores it. */
+  column: Column
   /** The stored value for a written one. */
   store(value: unknown): unknown
   /** The value a create that leaves the field out gets (a generated secret). */
@@ -189,6 +192,24 @@ function pick(fields: ReadonlyMap<string, Field>, names: readonly string[], what
   )
 }
 
+/**
+ * Every stored field, every column a computed field reads and every write-only field's column is
+ * a column of the model: a field named unlike its column fails here, not at its first query. A
+ * model the generated client does not know (only reachable through a cast) is not checked.
+ */
+function checkColumns(options: CollectionOptions, fields: readonly Field[]): void {
+  const columns = columnsOf(options.model)
+  if (columns.size === 0) return
+  const stored = [
+    ...fields.filter((f) => !f.computed).map((f) => f.name),
+    ...Object.values(options.computed ?? {}).flatMap((c) => c.from),
+    ...Object.values(options.writeOnly ?? {}).map((w) => w.column),
+  ]
+  for (const column of stored) {
+    if (!columns.has(column)) throw new TypeError(`collection ${options.name}: "${column}" is not a field of the Prisma model ${options.model} (prisma/schema.prisma)`)
+  }
+}
+
 /** Checks the declaration once, at startup: every state is one the field can hold. */
 export function checkStateMachine(name: string, machine: StateMachine, states: readonly unknown[] | undefined): void {
   const known = new Set(states)
@@ -199,7 +220,7 @@ export function checkStateMachine(name: string, machine: StateMachine, states: r
 }
 
 /** Checks the declaration and derives everything the routes need, so that no request derives anything. */
-export function defineCollection(options: CollectionOptions): Collection {
+export function defineCollection<M extends ModelName>(options: CollectionOptions<M>): Collection {
   const { name, schemas } = options
   const computed = options.computed ?? {}
   const fields = deriveFields(schemas.item, schemas.create, Object.keys(computed))
@@ -224,6 +245,7 @@ export function defineCollection(options: CollectionOptions): Collection {
     throw new TypeError(`collection ${name}: an owner-or-admin rule needs an owner field, here or on the parent`)
   }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  checkColumns(options, fields)
   if (options.states) {
     const state = pick(field, [options.states.field], 'state', name).get(options.states.field)!
     checkStateMachine(name, options.states, state.values)
@@ -232,7 +254,7 @@ export function defineCollection(options: CollectionOptions): Collection {
   }
   const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
   const columnsOf = (chosen: readonly Field[]) => [
-    ...new Set(chosen.flatMap((f) => (f.computed ? computed[f.name]!.from.map(toCamel) : [f.column]))),
+    ...new Set(chosen.flatMap((f) => (f.computed ? computed[f.name]!.from : [f.name]))),
   ]
   const sortable = pick(field, options.sortable ?? [], 'sortable', name)
   const filterable = pick(field, options.filterable ?? [], 'filterable', name)
@@ -249,15 +271,15 @@ export function defineCollection(options: CollectionOptions): Collection {
     writeOnly,
     shownOnCreate: writeOnly.filter((f) => options.writeOnly![f]!.shownOnCreate),
     ownership: options.owner
-      ? { kind: 'own', column: field.get(options.owner)!.column }
+      ? { kind: 'own', column: options.owner }
       : parentOwner
-        ? { kind: 'parent', column: options.parent!.collection.field.get(parentOwner)!.column }
+        ? { kind: 'parent', column: parentOwner }
         : { kind: 'none' },
     identity: [...new Set(['id', 'created_at', options.parent?.field, options.owner])].filter((f): f is string => f !== undefined && field.has(f)),
     columns: columnsOf(fields),
     // A list shows each item as its caller's standing towards it allows: the owner is read too;
     // and a cursor holds the sort keys of its row: every sortable field is read.
-    listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [field.get(options.owner)!.column] : []), ...columnsOf([...sortable.values()])])],
+    listColumns: [...new Set([...columnsOf(summaryFields), ...(options.owner ? [options.owner] : []), ...columnsOf([...sortable.values()])])],
     listSpec: {
       sortable,
       filterable,

@@ -5,10 +5,8 @@ export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'datetime'
 
 /** What the factory needs to know about one field of a collection. */
 export interface Field {
-  /** The JSON name (snake_case). */
+  /** The JSON name, which is also the column's and the Prisma model field's: one name throughout. */
   readonly name: string
-  /** The Prisma model field (camelCase); `@map` ties it to the snake_case column. */
-  readonly column: string
   readonly kind: FieldKind
   readonly nullable: boolean
   /** Allowed values of an enum field. */
@@ -25,9 +23,6 @@ export interface Field {
 
 /** The range of a PostgreSQL `integer`, the bound of an integer field whose schema sets none. */
 const INT4: readonly [number, number] = [-2_147_483_648, 2_147_483_647]
-
-export const toCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
-export const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
 interface JsonSchema {
   minimum?: number
@@ -61,7 +56,6 @@ export function deriveFields(item: TSchema, create: TSchema, computedNames: read
     const fallback = kind === 'integer' ? INT4 : [-Infinity, Infinity]
     return {
       name,
-      column: toCamel(name),
       kind,
       range: numeric ? ([schema.minimum ?? fallback[0]!, schema.maximum ?? fallback[1]!] as const) : undefined,
       nullable: types.includes('null'),

@@ -87,7 +87,7 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
   const { parent, computed, access } = collection.options
   const { ownership } = collection
   const parentStore = parent && storeOf(db, parent.collection, services.countLimit)
-  const parentColumn = parent && collection.field.get(parent.field)!.column
+  const parentColumn = parent?.field
   const version = collectionVersion(collection, versionNumber)
   const permissions = resolvePermissions(collection)
   const views = Object.fromEntries(
@@ -118,8 +118,8 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     summary: (row, standing) => version.toView(views[standing].summary(row)),
     detail: (row, standing) => version.toView(views[standing].detail(row)),
     validators: (row, standing) => ({
-      etag: itemTag(versionNumber, row.updatedAt as Date, permissions[standing].variant),
-      lastModified: row.updatedAt as Date,
+      etag: itemTag(versionNumber, row.updated_at as Date, permissions[standing].variant),
+      lastModified: row.updated_at as Date,
     }),
     scopeOf(params) {
       if (!isUuid(params.id!) || (parent && !isUuid(params.parentId!))) throw notFound()

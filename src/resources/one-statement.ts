@@ -71,7 +71,7 @@ export async function createInOneStatement(context: HandlerContext, request: Wri
   const now = new Date()
   checkInTime(reply)
   const row = await context.store.createRecorded(
-    { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), createdAt: now, updatedAt: now },
+    { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), created_at: now, updated_at: now },
     eventOf(collection, 'created', request),
     request.idempotencyKey,
   )

@@ -1,5 +1,5 @@
 /** Turns stored rows into representations: JSON names, decimals as numbers, timestamps as RFC 3339. */
-import { toCamel, type Field } from './fields.js'
+import type { Field } from './fields.js'
 
 export type Row = Record<string, unknown>
 export type Representation = Record<string, unknown>
@@ -27,14 +27,12 @@ export function representer(
   fields: readonly Field[],
   computed: Readonly<Record<string, ComputedField>> = {},
 ): (row: Row) => Representation {
-  const plan = fields.filter((f) => !f.computed).map((f) => [f.name, f.column, converterOf(f)] as const)
-  const derived = fields
-    .filter((f) => f.computed)
-    .map((f) => [f.name, computed[f.name]!.value, computed[f.name]!.from.map((n) => [n, toCamel(n)] as const)] as const)
+  const plan = fields.filter((f) => !f.computed).map((f) => [f.name, converterOf(f)] as const)
+  const derived = fields.filter((f) => f.computed).map((f) => [f.name, computed[f.name]!] as const)
   return (row) => {
     const out: Representation = {}
-    for (const [name, column, convert] of plan) out[name] = convert(row[column])
-    for (const [name, value, from] of derived) out[name] = value(Object.fromEntries(from.map(([n, column]) => [n, row[column]])))
+    for (const [name, convert] of plan) out[name] = convert(row[name])
+    for (const [name, { value, from }] of derived) out[name] = value(Object.fromEntries(from.map((column) => [column, row[column]])))
     return out
   }
 }

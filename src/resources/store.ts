@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
 import { eventsOf } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
-import { toSnake } from './fields.js'
 import type { ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
@@ -117,13 +116,9 @@ function listNames() {
   }
 }
 
-/**
- * A select list that reads `columns` (model field names) as the store's rows have them:
- * `"review_count" AS "reviewCount"`; `alias` qualifies them (`p."stock"`).
- */
-export const columnList = (columns: readonly string[], alias?: string) =>
-  columns.map((column) => `${alias ? `${alias}.` : ''}${quote(toSnake(column))} AS ${quote(column)}`).join(', ')
-const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(toSnake(key))} = $${first + i}`).join(' AND ')
+/** A select list of `columns`; `alias` qualifies them (`p."stock"`). */
+export const columnList = (columns: readonly string[], alias?: string) => columns.map((column) => `${alias ? `${alias}.` : ''}${quote(column)}`).join(', ')
+const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(key)} = $${first + i}`).join(' AND ')
 
 const LOCKS: Readonly<Record<LockStrength, string>> = { change: 'FOR NO KEY UPDATE', delete: 'FOR UPDATE' }
 
@@ -150,7 +145,7 @@ function rowStatements(table: string, columns: readonly string[]) {
     insert(on: Statements, data: Row) {
       const keys = Object.keys(data)
       const { text, name } = prepared(`insert|${keys.join(',')}`, () => {
-        const names = keys.map((column) => quote(toSnake(column))).join(', ')
+        const names = keys.map((column) => quote(column)).join(', ')
         const values = keys.map((_, i) => `$${i + 1}`).join(', ')
         return `INSERT INTO ${quote(table)} (${names}) VALUES (${values}) RETURNING ${list}`
       })
@@ -160,7 +155,7 @@ function rowStatements(table: string, columns: readonly string[]) {
       const sets = Object.keys(data)
       const keys = scoped(scope)
       const { text, name } = prepared(`update|${sets.join(',')}|${keys.join(',')}`, () => {
-        const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`).join(', ')
+        const assignments = sets.map((column, i) => `${quote(column)} = $${i + 1}`).join(', ')
         return `UPDATE ${quote(table)} SET ${assignments} WHERE ${conditions(keys, sets.length + 1)} RETURNING ${list}`
       })
       return first(on, text, name, [...sets.map((column) => data[column]), ...keys.map((key) => scope[key])])
@@ -179,7 +174,7 @@ function rowStatements(table: string, columns: readonly string[]) {
  * prepared, committed on its own (docs/performance.md, "Writes at the floor").
  */
 function recordedStatements(db: Database, table: string, columns: readonly string[]) {
-  const returning = columns.map((column) => quote(toSnake(column))).join(', ')
+  const returning = columns.map((column) => quote(column)).join(', ')
   const row = columnList(columns, 'w')
   const prepared = preparedStatements()
   /** `actor` is the number of the actor's parameter; the remaining time's follows it, and a key's caller and key follow that. */
@@ -191,7 +186,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
     const values: unknown[] = []
     if (guards.owner) {
       values.push(guards.owner[1])
-      conditions.push(`${quote(toSnake(guards.owner[0]))} = $${first + values.length - 1}`)
+      conditions.push(`${quote(guards.owner[0])} = $${first + values.length - 1}`)
     }
     if (guards.versions) {
       values.push(guards.versions)
@@ -204,7 +199,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
     create(data: Row, event: EventOf, key: KeyClaim | null) {
       const keys = Object.keys(data)
       const { text, name } = prepared(`create|${keys.join(',')}|${event.type}|${key ? 'k' : ''}`, () => {
-        const names = keys.map((column) => quote(toSnake(column))).join(', ')
+        const names = keys.map((column) => quote(column)).join(', ')
         const values = keys.map((_, i) => `$${i + 1}`).join(', ')
         return recorded(`INSERT INTO ${quote(table)} (${names}) VALUES (${values})`, event, keys.length + 1, key !== null)
       })
@@ -217,10 +212,10 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
       const guard = guarded(guards, sets.length + keys.length + 2)
       const actor = sets.length + keys.length + guard.values.length + 2
       const { text, name } = prepared(`change|${sets.join(',')}|${keys.join(',')}|${guard.shape}|${event.type}`, () => {
-        const assignments = sets.map((column, i) => `${quote(toSnake(column))} = $${i + 1}`)
+        const assignments = sets.map((column, i) => `${quote(column)} = $${i + 1}`)
         // As the row's current version does: updated_at moves forward on every change, even two within one millisecond.
         const moved = `"updated_at" = greatest($${sets.length + 1}::timestamptz, date_trunc('milliseconds', "updated_at") + interval '1 millisecond')`
-        const differs = `ROW(${sets.map((column) => quote(toSnake(column))).join(', ')}) IS DISTINCT FROM ROW(${sets.map((_, i) => `$${i + 1}`).join(', ')})`
+        const differs = `ROW(${sets.map((column) => quote(column)).join(', ')}) IS DISTINCT FROM ROW(${sets.map((_, i) => `$${i + 1}`).join(', ')})`
         return recorded(
           `UPDATE ${quote(table)} SET ${[...assignments, moved].join(', ')} WHERE ${conditions(keys, sets.length + 2)}${guard.sql} AND ${differs}`,
           event,

@@ -96,7 +96,7 @@ export const createHandler = (context: HandlerContext) =>
     const row = await inTransaction(context, request, reply, async (tx, record) => {
       await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, tx })
       const now = new Date()
-      const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), createdAt: now, updatedAt: now })
+      const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), created_at: now, updated_at: now })
       if (request.idempotencyKey) await context.keys.recordItem(tx, request.idempotencyKey, created.id as string)
       record(collection, 'created', created)
       return created
@@ -162,7 +162,7 @@ async function changeInTransaction(context: HandlerContext, request: WriteReques
     }
     await move?.transition.guard?.(transition!)
     // updated_at moves forward on every change, even two within one millisecond.
-    changed.updatedAt = new Date(Math.max(Date.now(), (row.updatedAt as Date).getTime() + 1))
+    changed.updated_at = new Date(Math.max(Date.now(), (row.updated_at as Date).getTime() + 1))
     const updated = (await store.update(tx, scope, changed))!
     record(collection, 'updated', updated)
     if (move) record(collection, `${states!.field}_changed`, updated, { from: move.from, to: move.to })

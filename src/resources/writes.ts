@@ -66,7 +66,7 @@ export function toColumns(collection: Collection, data: WriteData): Row {
   const row: Row = {}
   for (const [name, value] of Object.entries(data)) {
     const field = collection.field.get(name)!
-    row[field.column] = field.kind === 'datetime' && typeof value === 'string' ? new Date(value) : value
+    row[field.name] = field.kind === 'datetime' && typeof value === 'string' ? new Date(value) : value
   }
   return row
 }

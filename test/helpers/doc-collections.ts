@@ -5,7 +5,7 @@
 import { Type } from 'typebox'
 import { migrationSql } from '../../scripts/new-collection.templates.js'
 import { namesOf } from '../../scripts/new-collection.js'
-import type { ModelName } from '../../src/db/client.js'
+import type { ModelName } from '../../src/db/models.js'
 import { defineCollection, type Collection } from '../../src/resources/collection.js'
 import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
 

@@ -22,7 +22,7 @@ export function usersCollection(registration: Registration): Collection {
     searchable: ['name', 'email'],
     access: { list: 'admin', read: 'authenticated', create: REGISTRATION_RULES[registration], update: 'owner-or-admin', delete: 'admin' },
     fieldAccess: { email: { read: 'owner-or-admin' }, roles: { write: 'admin' } },
-    writeOnly: { password: { column: 'passwordHash', store: (value) => hashPassword(value as string) } },
+    writeOnly: { password: { column: 'password_hash', store: (value) => hashPassword(value as string) } },
     hooks: {
       beforeWrite({ data }) {
         // One account per address whatever its case: stored lower-cased, as sign-in looks it up.

@@ -21,7 +21,7 @@ function toJson(value: unknown): string | number | boolean {
 }
 
 export function encodeCursor(sort: readonly SortKey[], row: Row, backward: boolean): string {
-  const payload: Payload = { s: signature(sort), v: sort.map((key) => toJson(row[key.field.column])) }
+  const payload: Payload = { s: signature(sort), v: sort.map((key) => toJson(row[key.field.name])) }
   if (backward) payload.b = 1
   return Buffer.from(JSON.stringify(payload)).toString('base64url')
 }

@@ -2,7 +2,7 @@
  * Translates a ListPlan into one SQL statement: the page and its bounded count in one round trip
  * and one snapshot. Paging, sorting and filtering all happen in SQL; values are parameters.
  */
-import { toSnake, type Field } from '../fields.js'
+import type { Field } from '../fields.js'
 import type { CursorPosition, Filter, ListPlan } from './plan.js'
 
 export interface ListStatement {
@@ -25,7 +25,7 @@ export const TOTAL = '__total'
 export const COMPLETE = '__complete'
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
-const columnOf = (field: Field) => quote(toSnake(field.column))
+const columnOf = (field: Field) => quote(field.name)
 
 /** `%` and `_` are LIKE's wildcards and backslash its escape: a search for them finds them. */
 const likePattern = (value: string) => `%${value.replace(/[\\%_]/g, '\\$&')}%`
@@ -96,7 +96,7 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values): strin
 export function listStatement(target: ListTable, plan: ListPlan, scope: Record<string, unknown>, countLimit: number): ListStatement {
   const values = new Values()
   const matching = [
-    ...Object.entries(scope).map(([column, value]) => `${quote(toSnake(column))} = ${values.add(value)}`),
+    ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
     ...plan.filters.map((filter) => condition(filter, values)),
   ]
   const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
@@ -116,7 +116,7 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
   }
   const page = (source: string) =>
     `LEFT JOIN LATERAL (SELECT ${target.select} FROM (${source}) i JOIN ${target.table} r ON r."id" = i."id") p ON true ` +
-    `ORDER BY ${order((field) => `p.${quote(field.column)}`)}`
+    `ORDER BY ${order((field) => `p.${columnOf(field)}`)}`
   const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
   if (plan.count === 'bounded' && plan.filters.some((filter) => filter.kind === 'contains')) {
     // A search (a trigram index) visits every candidate row to recheck it: the matches are read

@@ -1,0 +1,23 @@
+/**
+ * The Prisma models as the statements see them: each field is named as its column (no `@map`),
+ * so a model's fields, its table's columns and the rows the statements return have one set of
+ * names, and the JSON fields of a collection are the same names again.
+ */
+import { Prisma as Models } from './generated/browser.js'
+import type { Prisma, PrismaClient } from './generated/client.js'
+
+/** A Prisma model delegate's name on the client (`product`, `orderItem`). */
+export type ModelName = {
+  [K in keyof PrismaClient]: PrismaClient[K] extends { findMany: unknown } ? K : never
+}[keyof PrismaClient] & string
+
+type Scalars<M extends ModelName> = Prisma.TypeMap['model'][Capitalize<M>]['payload']['scalars']
+
+/** The columns of a model's table, by the generated model type (of each model, when `M` is a union). */
+export type ColumnOf<M extends ModelName> = M extends ModelName ? keyof Scalars<M> & string : never
+
+/** The columns of a model's table, from the generated client: for the checks made at startup. */
+export function columnsOf(model: ModelName): ReadonlySet<string> {
+  const fields = (Models as unknown as Record<string, Record<string, string>>)[`${model[0]!.toUpperCase()}${model.slice(1)}ScalarFieldEnum`]
+  return new Set(Object.keys(fields ?? {}))
+}
