@@ -19,7 +19,7 @@ export type Scope = Record<string, unknown>
  * How a write holds the row it read until its transaction ends: `change` lets others still add
  * rows that refer to it (FOR NO KEY UPDATE), `delete` does not (FOR UPDATE).
  */
-export type LockStrength = 'change' | 'delete'
+export type LockStrength = 'keep' | 'change' | 'delete'
 
 /** A list page: its rows (one more than the page when another follows) and the matching rows' count, undefined past the limit. */
 export interface ListResult {
@@ -52,7 +52,8 @@ export interface Store {
   list(plan: ListPlan, scope: Scope, on?: Statements): Promise<ListResult>
   /** The row in `scope`, on the pool or in a transaction. */
   find(scope: Scope, on?: Statements): Promise<Row | null>
-  exists(scope: Scope, on?: Statements): Promise<boolean>
+  /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
+  exists(scope: Scope, on?: Statements, lock?: LockStrength): Promise<boolean>
   /** The row, when `tx` changed it (a trigger's doing). */
   findChanged(tx: Statements, scope: Scope): Promise<Row | null>
   /** The row, locked against other writers until `tx` ends. */
@@ -120,7 +121,8 @@ function listNames() {
 export const columnList = (columns: readonly string[], alias?: string) => columns.map((column) => `${alias ? `${alias}.` : ''}${quote(column)}`).join(', ')
 const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(key)} = $${first + i}`).join(' AND ')
 
-const LOCKS: Readonly<Record<LockStrength, string>> = { change: 'FOR NO KEY UPDATE', delete: 'FOR UPDATE' }
+// `keep`: nobody deletes the row (or changes its id) until the transaction ends; others may still change it.
+const LOCKS: Readonly<Record<LockStrength, string>> = { keep: 'FOR KEY SHARE', change: 'FOR NO KEY UPDATE', delete: 'FOR UPDATE' }
 
 /**
  * The hand-written statements on one row, by its scope (id, and parent when nested). They return
@@ -255,7 +257,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
       return { rows: found[0]!.id === null ? [] : found, total }
     },
     find: (scope, on = db) => rows.read(on, scope),
-    exists: async (scope, on = db) => (await ids.read(on, scope)) !== null,
+    exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),
     insert: (tx, data) => rows.insert(tx, data),

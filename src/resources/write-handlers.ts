@@ -20,10 +20,11 @@ import { notFound, type Body, type HandlerContext, type Params } from './handler
 import { changeInOneStatement, createInOneStatement, removeInOneStatement } from './one-statement.js'
 import { checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
 import { checkWritable } from './permissions.js'
+import { planChange } from './plan-change.js'
 import type { Representation, Row } from './represent.js'
 import type { Scope } from './store.js'
-import { checkInitial, planMove } from './states.js'
-import { changes, checkReadOnly, fullData, toColumns, writeData } from './writes.js'
+import { checkInitial } from './states.js'
+import { changes, fullData, toColumns } from './writes.js'
 
 /** Records an event of the write: `row` of `collection` changed so. */
 type RecordEvent = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
@@ -94,16 +95,14 @@ export const createHandler = (context: HandlerContext) =>
     const data = fullData(collection, body, permissions[standing].locked)
     const secrets = await writeOnlyColumns(context, request, 'create')
     const row = await inTransaction(context, request, reply, async (tx, record) => {
+      // The parent stays until the commit; one deleted since the check above is gone, as for a list.
+      if (parent && !(await context.parentStore!.exists({ id: request.params.parentId }, tx, 'keep'))) throw notFound()
       await hooks?.beforeWrite?.({ operation: 'create', data, parentId: request.params.parentId, caller: request.caller, tx })
       const now = new Date()
       const created = await store.insert(tx, { ...toColumns(collection, data), ...secrets.columns, ...scope, id: uuidv7(), created_at: now, updated_at: now })
       if (request.idempotencyKey) await context.keys.recordItem(tx, request.idempotencyKey, created.id as string)
       record(collection, 'created', created)
       return created
-    }).catch((error: unknown) => {
-      // The parent was deleted between the check and the insert: it is gone, as for a list.
-      const orphan = parent && error instanceof ApiError && error.code === 'VALIDATION_ERROR' && error.details.some((d) => d.field === parent.field)
-      throw orphan ? notFound() : error
     })
     reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
     return { ...written(context, reply, row, standing), ...secrets.shown }
@@ -138,20 +137,21 @@ async function changeInTransaction(context: HandlerContext, request: WriteReques
     if (!row) throw notFound()
     const standing = await context.standing(request, 'update', params, row, tx)
     const current = stored(row)
-    const body = validBody(context, request)
-    checkWritable(context.permissions[standing], body, current)
-    const data = writeData(collection, operation, body, context.permissions[standing].locked)
-    if (operation === 'replace') {
-      checkReadOnly(collection, body, current)
-      // A replace is not a move: a state field it leaves out keeps its state.
-      if (states && body[states.field] === undefined) data[states.field] = current[states.field]
-    }
-    // The client's copy is checked before the hook decides on the current state (412 before a hook's 409).
-    checkPreconditions(context, request, row, standing)
+    const { data, move } = planChange(
+      collection,
+      {
+        operation,
+        body: validBody(context, request),
+        access: context.permissions[standing],
+        mover: { owner: context.owns(request, row), admin: isAdmin(request.caller) },
+        preconditions: () => checkPreconditions(context, request, row, standing),
+      },
+      current,
+    )
+    // The plan's checks come first: the client's copy is checked before a hook decides on the current state (412 before a hook's 409).
     await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
     const changed = { ...toColumns(collection, changes(data, current)), ...secrets }
     if (Object.keys(changed).length === 0) return { row, standing }
-    const move = states && planMove(states, current[states.field] as string, data[states.field], { owner: context.owns(request, row), admin: isAdmin(request.caller) })
     const transition: TransitionContext | undefined = move && {
       tx,
       item: current,
@@ -186,15 +186,17 @@ const update = (operation: 'replace' | 'patch') => (context: HandlerContext) =>
 export const replaceHandler = update('replace')
 export const patchHandler = update('patch')
 
-export const deleteHandler = (context: HandlerContext) =>
-  async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
-    const { store, scopeOf, collection, stored } = context
-    const { access, requireIfMatch, hooks } = collection.options
+export function deleteHandler(context: HandlerContext) {
+  const { store, scopeOf, collection, stored } = context
+  const { access, requireIfMatch, hooks } = collection.options
+  // A delete that depends on the item (its owner, a hook, a required If-Match) checks it locked
+  // first, decided here once; any other only when the request carries a precondition.
+  const needsRow = requireIfMatch === true || access.delete === 'owner-or-admin' || hooks?.beforeDelete !== undefined
+  return async function remove(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     context.authorize(request, 'delete')
     const scope = scopeOf(request.params)
     if (await removeInOneStatement(context, request, reply, scope)) return reply.code(204).send()
-    // A delete that depends on the item (its owner, a hook, a precondition) checks it locked first.
-    const checked = requireIfMatch || hasPrecondition(request) || access.delete === 'owner-or-admin' || hooks?.beforeDelete !== undefined
+    const checked = needsRow || hasPrecondition(request)
     await inTransaction(context, request, reply, async (tx, record) => {
       if (checked) {
         const row = await store.lock(tx, scope, 'delete')
@@ -209,3 +211,4 @@ export const deleteHandler = (context: HandlerContext) =>
     })
     return reply.code(204).send()
   }
+}

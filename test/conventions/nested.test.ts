@@ -1,7 +1,10 @@
 // A nested collection: /products/{id}/reviews (spec "Related sub-collection"; RES-08..RES-11, STATE-08).
+import pg from 'pg'
 import t from 'tap'
-import { eachDatabase, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, startApi, V1, type Api } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
+import { until } from '../helpers/until.js'
 
 const MISSING = '01890000-0000-7000-8000-000000000000'
 
@@ -166,3 +169,29 @@ t.test('review statistics stay exact through creates, updates, deletes and concu
     t.same(sorted.body.map((p: { id: string }) => p.id), [a, b], 'products sort by review_count')
   }),
 )
+
+// PostgreSQL only: it takes a second connection, which PGlite has not.
+t.test('a parent deleted while a create waits for it: the create is 404 and writes nothing', { skip: !databaseKinds().includes('postgres') && 'no PostgreSQL' }, async (t) => {
+  const api = await startApi(t, 'postgres')
+  const parent = await product(api)
+  const other = new pg.Client({ connectionString: (api.databaseConfig as { url: string }).url })
+  await other.connect()
+  t.teardown(() => other.end())
+  // The delete is made and not yet committed: the create's checks outside its transaction still
+  // see the product; its transaction waits for the product, then finds it gone.
+  await other.query('BEGIN')
+  await other.query('DELETE FROM products WHERE id = $1', [parent])
+  const created = api.admin.post(`${V1}/products/${parent}/reviews`, { rating: 5 })
+  const watcher = new pg.Client({ connectionString: (api.databaseConfig as { url: string }).url })
+  await watcher.connect()
+  t.teardown(() => watcher.end())
+  await until('the create to wait on the product', async () => {
+    const { rows } = await watcher.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    return rows.length > 0 ? true : undefined
+  })
+  await other.query('COMMIT')
+  const res = await created
+  t.equal(res.status, 404, 'the parent is gone, as for a list')
+  t.equal(res.body.error.code, 'NOT_FOUND')
+  t.same(await api.db.query('SELECT id FROM reviews WHERE product_id = $1', [parent]), [], 'no review written')
+})
