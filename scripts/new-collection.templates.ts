@@ -27,14 +27,14 @@ function schemaFile(names: Names): string {
   const { model } = names
   return `/** ${title(names)}: TODO what one is. Written by npm run new:collection; the fields are examples to edit. */
 import { Type, type Static } from 'typebox'
-import { Nullable, ServerFields } from '../../resources/schema-types.js'
+import { Nullable, ServerFields } from '../../schema-types.js'
 
 // Each field once, used by the schemas below. A field is alike in three places: here, in the
 // model ${model} in prisma/schema.prisma (field and column named as the JSON field) and in
 // the migration's table (the JSON name): maxLength as the VARCHAR's length, the same default.
 // The factory understands strings (format 'date-time' or 'uuid'), integers (Int32), numbers
 // (Money), booleans, StringEnum([...]) and arrays of strings, each optionally Nullable; see
-// docs/how-to/add-a-collection.md and src/resources/schema-types.ts.
+// docs/how-to/add-a-collection.md and src/schema-types.ts.
 const name = Type.String({ minLength: 1, maxLength: 120, examples: ['An example'] })
 const notes = Type.String({ maxLength: 2000 })
 const active = Type.Boolean()

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { stripVTControlCharacters } from 'node:util'
-import { singularName } from '../src/openapi/collection-operations.js'
+import { singularName } from '../src/resources/operations.js'
 import { collectionFiles, migrationSql, prismaModel, type Names } from './new-collection.templates.js'
 
 /** This project: where the files go unless `--root` names another copy of it. */

@@ -1,7 +1,12 @@
 /** Reads the environment once into a typed, validated configuration. */
 import { isIP } from 'node:net'
 import path from 'node:path'
-import { DEFAULT_PASSWORD_COST, MIN_PASSWORD_LENGTH } from './auth/passwords.js'
+
+/** The shortest password accepted, however one is set: sign-up, `npm run users:create`, ADMIN_PASSWORD. */
+export const MIN_PASSWORD_LENGTH = 12
+
+/** The work factor of new password hashes by default, as log2 of scrypt's N: OWASP's minimum, N=2^17 (r=8, p=1: 128 MiB a hash; src/auth/passwords.ts). */
+export const DEFAULT_PASSWORD_COST = 17
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']

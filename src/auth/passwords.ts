@@ -3,12 +3,8 @@
  * The stored form names its parameters, so they can be raised later without breaking old hashes.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+import { DEFAULT_PASSWORD_COST } from '../config.js'
 
-/** The shortest password accepted, however one is set: sign-up, `npm run users:create`, ADMIN_PASSWORD. */
-export const MIN_PASSWORD_LENGTH = 12
-
-/** The work factor of new hashes by default, as log2 of scrypt's N: OWASP's minimum, N=2^17 (r=8, p=1: 128 MiB a hash). */
-export const DEFAULT_PASSWORD_COST = 17
 let params = { N: 2 ** DEFAULT_PASSWORD_COST, r: 8, p: 1 }
 
 /**

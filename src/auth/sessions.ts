@@ -17,7 +17,7 @@ import { createThrottle, type Throttle } from './throttle.js'
 import { newSecret, secretHash } from './secrets.js'
 import { StringEnum } from '../json-schema.js'
 import { errors, noBody, success } from '../openapi/responses.js'
-import { Id, Timestamp } from '../resources/schema-types.js'
+import { Id, Timestamp } from '../schema-types.js'
 import { ROLES } from './roles.js'
 
 const SignIn = Type.Object(

@@ -4,8 +4,8 @@
  * argument that would land in the shell's history or the process list.
  */
 import { createInterface } from 'node:readline'
-import { hashPassword, MIN_PASSWORD_LENGTH, setPasswordCost } from '../auth/passwords.js'
-import { ConfigError, loadConfig } from '../config.js'
+import { hashPassword, setPasswordCost } from '../auth/passwords.js'
+import { ConfigError, loadConfig, MIN_PASSWORD_LENGTH } from '../config.js'
 import { accounts } from '../db/accounts.js'
 import { openDatabase } from '../db/client.js'
 import { operatorMessage } from '../db/database-errors.js'

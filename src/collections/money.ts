@@ -1,6 +1,6 @@
 /** The shop's currency, and API v2's view of an amount: an object with that currency; the column keeps the number. */
 import { Type } from 'typebox'
-import { Money, Nullable, StringEnum } from '../resources/schema-types.js'
+import { Money, Nullable, StringEnum } from '../schema-types.js'
 import type { FieldView } from '../resources/collection.js'
 
 /** The currency of every amount the shop stores. */

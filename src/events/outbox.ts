@@ -5,24 +5,17 @@
  * consumer needs no second read. Rendering on read lets a write make its event in SQL, from the row
  * it returns, in the same statement as the change (docs/decisions.md).
  */
-import type { EventDraft, RenderEvent } from '../db/events.js'
-import type { Collection } from '../resources/collection.js'
+import type { RenderEvent } from '../db/events.js'
+import { eventCollection, type Collection } from '../resources/collection.js'
+import type { EventDrafter } from '../resources/handler-context.js'
 import { resolvePermissions } from '../resources/permissions.js'
 import { representer, type Representation, type Row } from '../resources/represent.js'
 import { collectionVersion } from '../resources/versions.js'
 
-/** What happened to an item (`status_changed`: a state machine's move); the event's type is `<collection>.<action>`. */
-export type EventAction = 'created' | 'updated' | 'deleted' | `${string}_changed`
-
-export interface Outbox {
-  /** The draft of one event about `row` of `collection`; `extra` joins the data (a transition's from and to). */
-  draft(collection: Collection, action: EventAction, row: Row, actorId: string | null, extra?: Representation): EventDraft
+export interface Outbox extends EventDrafter {
   /** A stored event's data (src/db/events.ts). */
   render: RenderEvent
 }
-
-/** The name events give a collection: its table's, so that nested ones stay unambiguous (`order_items`). */
-export const eventCollection = (collection: Collection): string => collection.options.table ?? collection.name
 
 /** A collection's rows to and from the JSON an event keeps, and how its events show them. */
 interface EventView {

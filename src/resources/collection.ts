@@ -25,6 +25,12 @@ export interface FieldView {
 /** The fields one version shows differently, by JSON name. */
 export type VersionView = Readonly<Record<string, FieldView>>
 
+/** What happened to an item (`status_changed`: a state machine's move); the event's type is `<collection>.<action>`. */
+export type EventAction = 'created' | 'updated' | 'deleted' | `${string}_changed`
+
+/** The name events give a collection: its table's, so that nested ones stay unambiguous (`order_items`). */
+export const eventCollection = (collection: Collection): string => collection.options.table ?? collection.name
+
 /** Who may make a move: the item's owner, an admin. */
 export type Mover = 'owner' | 'admin'
 

@@ -2,13 +2,12 @@
 import type { FastifyRequest } from 'fastify'
 import { authorize, authorizeItem, isAdmin, STANDINGS, standingOf, type CollectionAccess, type Standing } from '../auth/access.js'
 import type { Database, Statements } from '../db/client.js'
-import type { EventLog } from '../db/events.js'
+import type { EventDraft, EventLog } from '../db/events.js'
 import type { IdempotencyKeys } from '../db/idempotency.js'
-import type { Outbox } from '../events/outbox.js'
 import { ApiError } from '../errors.js'
 import { itemTag, type Validators } from '../http/conditional.js'
 import { isUuid } from '../ids.js'
-import type { Collection } from './collection.js'
+import type { Collection, EventAction } from './collection.js'
 import { resolvePermissions, type Permissions } from './permissions.js'
 import { representer, type Representation, type Row } from './represent.js'
 import { createStore, type Scope, type Store } from './store.js'
@@ -18,9 +17,15 @@ export type Params = { id?: string; parentId?: string }
 export type Body = Record<string, unknown>
 export type Action = keyof CollectionAccess
 
+/** Makes the events of changes (src/events/outbox.ts). */
+export interface EventDrafter {
+  /** The draft of one event about `row` of `collection`; `extra` joins the data (a transition's from and to). */
+  draft(collection: Collection, action: EventAction, row: Row, actorId: string | null, extra?: Representation): EventDraft
+}
+
 /** What every collection's handlers share: where events go, the Idempotency-Keys, and how far lists count. */
 export interface CollectionServices {
-  outbox: Outbox
+  outbox: EventDrafter
   events: EventLog
   keys: IdempotencyKeys
   /** A list counts matching rows up to this many (COUNT_LIMIT). */

@@ -1,6 +1,6 @@
 /** Webhooks and their deliveries, as the API shows them. */
 import { Type, type Static } from 'typebox'
-import { EventId, Id, Int32, Nullable, ServerFields, StringEnum, Timestamp } from '../resources/schema-types.js'
+import { EventId, Id, Int32, Nullable, ServerFields, StringEnum, Timestamp } from '../schema-types.js'
 import { MAX_ATTEMPTS } from './schedule.js'
 
 const url = Type.String({ format: 'uri', maxLength: 2048, description: 'Where events are POSTed: https, to a public address.', examples: ['https://hooks.shop.example/resourceful'] })

@@ -1,6 +1,7 @@
 // Password storage (OWASP Password Storage Cheat Sheet): scrypt, a salt per hash, constant-time checks.
 import t from 'tap'
-import { DEFAULT_PASSWORD_COST, hashPassword, setPasswordCost, verifyPassword } from '../../src/auth/passwords.js'
+import { hashPassword, setPasswordCost, verifyPassword } from '../../src/auth/passwords.js'
+import { DEFAULT_PASSWORD_COST } from '../../src/config.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { eachDatabase, V1 } from '../helpers/api.js'
 import { TEST_PASSWORD_COST } from '../helpers/passwords.js'

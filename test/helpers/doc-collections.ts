@@ -7,7 +7,7 @@ import { migrationSql } from '../../scripts/new-collection.templates.js'
 import { namesOf } from '../../scripts/new-collection.js'
 import type { ModelName } from '../../src/db/models.js'
 import { defineCollection, type Collection } from '../../src/resources/collection.js'
-import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
+import { Money, Nullable, ServerFields } from '../../src/schema-types.js'
 
 /** A collection and the SQL that makes its table on a migrated database. */
 export interface DocCollection {

@@ -7,7 +7,7 @@ import { usersCollection } from '../../src/collections/users/index.js'
 import { ApiError } from '../../src/errors.js'
 import { defineCollection, type WriteContext } from '../../src/resources/collection.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from '../../src/resources/derive-schemas.js'
-import { Money, Nullable, ServerFields } from '../../src/resources/schema-types.js'
+import { Money, Nullable, ServerFields } from '../../src/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
 import { eachKind } from '../helpers/databases.js'
 

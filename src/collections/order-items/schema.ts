@@ -1,6 +1,6 @@
 /** The items of an order: a product, a quantity, and the price the product had when it was added. */
 import { Type, type Static } from 'typebox'
-import { Id, Int32, Money, Nullable, ServerFields } from '../../resources/schema-types.js'
+import { Id, Int32, Money, Nullable, ServerFields } from '../../schema-types.js'
 
 const quantity = Int32({ minimum: 1, maximum: 1000 })
 

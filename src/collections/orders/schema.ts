@@ -1,6 +1,6 @@
 /** Orders: a user's basket and its history. The total is the sum of the items, kept by the database. */
 import { Type, type Static } from 'typebox'
-import { Id, Nullable, ServerFields, StringEnum } from '../../resources/schema-types.js'
+import { Id, Nullable, ServerFields, StringEnum } from '../../schema-types.js'
 
 /** The most an order's total can be: its column is DECIMAL(15,2). */
 export const MAX_ORDER_TOTAL = 9_999_999_999_999.99

@@ -1,6 +1,6 @@
 /** Products: the shop's catalogue. */
 import { Type, type Static } from 'typebox'
-import { Int32, Money, Nullable, ServerFields, StringEnum } from '../../resources/schema-types.js'
+import { Int32, Money, Nullable, ServerFields, StringEnum } from '../../schema-types.js'
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 

@@ -1,6 +1,6 @@
 /** Reviews: one per user per product, nested under the product. */
 import { Type, type Static } from 'typebox'
-import { Id, Int32, Nullable, ServerFields } from '../../resources/schema-types.js'
+import { Id, Int32, Nullable, ServerFields } from '../../schema-types.js'
 
 const rating = Int32({ minimum: 1, maximum: 5 })
 const title = Type.String({ maxLength: 120, examples: ['Keeps the crema'] })

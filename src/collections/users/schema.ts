@@ -1,8 +1,8 @@
 /** Users: accounts, as a collection. The password is write-only; it is stored as its scrypt hash. */
 import { Type, type Static } from 'typebox'
-import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.js'
+import { MIN_PASSWORD_LENGTH } from '../../config.js'
 import { ROLES } from '../../auth/roles.js'
-import { ServerFields, StringEnum } from '../../resources/schema-types.js'
+import { ServerFields, StringEnum } from '../../schema-types.js'
 
 
 const email = Type.String({ format: 'email', maxLength: 254, description: 'Unique, compared without case; stored lower-cased.', examples: ['ada@shop.example'] })

@@ -8,7 +8,7 @@ import {
 } from './plan.js'
 import { decodeCursor } from './cursor.js'
 import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
-import { Int32 } from '../schema-types.js'
+import { Int32 } from '../../schema-types.js'
 import { closestName } from './suggest.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>

@@ -2,7 +2,7 @@
 import { Type, type TSchema } from 'typebox'
 import type { Field } from '../fields.js'
 import { isUuid } from '../../ids.js'
-import { Id, MAX_INT4 } from '../schema-types.js'
+import { Id, MAX_INT4 } from '../../schema-types.js'
 import type { FilterValue } from './plan.js'
 
 const INTEGER = /^-?\d{1,15}$/

@@ -35,7 +35,7 @@ export function Nullable<T extends TSchema>(schema: T, options: Record<string, u
 }
 
 /** Lives in src/json-schema.ts, below every layer (auth's bodies use it too); handed on with the collections' other blocks. */
-export { StringEnum } from '../json-schema.js'
+export { StringEnum } from './json-schema.js'
 
 /** An amount with at most two decimals, as stored in `DECIMAL(12,2)`; JSON carries it as a number. */
 export const Money = (options: Record<string, unknown> = {}) =>

@@ -1,17 +1,18 @@
 /**
- * The route schemas of a collection's six operations: the schemas that validate and serialize
+ * The route schemas of a collection's six operations, which belong with the collection (the
+ * document only gathers them): the schemas that validate and serialize
  * (shared per version as `#/components/schemas/<Name>`), and what the document adds to them
  * (operationId, tags, security, parameters, every answer with its headers).
  */
 import type { FastifyInstance } from 'fastify'
 import { Type, type TObject, type TSchema } from 'typebox'
 import type { AccessRule, CollectionAccess } from '../auth/access.js'
-import type { Collection } from '../resources/collection.js'
-import { MAX_PAGE_SIZE } from '../resources/list-query/plan.js'
-import { Id } from '../resources/schema-types.js'
-import { OPTIONAL_AUTH, REQUIRED_AUTH, type DocumentedRoute } from './document.js'
-import { requestHeaders } from './request-headers.js'
-import { errors, noBody, success } from './responses.js'
+import { OPTIONAL_AUTH, REQUIRED_AUTH, type DocumentedRoute } from '../openapi/document.js'
+import { requestHeaders } from '../openapi/request-headers.js'
+import { errors, noBody, success } from '../openapi/responses.js'
+import { Id } from '../schema-types.js'
+import type { Collection } from './collection.js'
+import { MAX_PAGE_SIZE } from './list-query/plan.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
 const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
