@@ -77,6 +77,19 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
  * writes anything, so before its transaction has an id: the horizon (below) sees it as it sees an
  * announced transaction.
  */
+/**
+ * The parameter `$remaining` of eventsOf: the milliseconds left until `deadline` (epoch ms), taken
+ * when the statement is sent rather than when it is queued. node-postgres reads it (`toPostgres`)
+ * once the statement has a connection, PGlite (`toString`) once it has the database, so a wait for
+ * a pooled connection or for PGlite's one connection counts against the request's time. Taken
+ * earlier, a statement that waited for a connection, then for a lock, could commit after its
+ * request was answered 503 (found by test/limits/database-faults.test.ts under load).
+ */
+export function timeLeft(deadline: number): unknown {
+  const left = () => String(deadline - Date.now())
+  return { toPostgres: left, toString: left }
+}
+
 export function eventsOf(source: string, header: { type: string; collection: string }, actor: number, remaining: number): string {
   return `INSERT INTO events (type, collection, item_id, actor_id, item)
     SELECT ${literal(header.type)}, ${literal(header.collection)}, ${source}.id, $${actor}::uuid, to_jsonb(${source}) FROM ${source} WHERE in_time($${remaining})`

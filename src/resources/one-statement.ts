@@ -31,7 +31,7 @@ function allowed(collection: Collection, action: 'create' | 'update' | 'delete')
 
 const eventOf = (collection: Collection, action: EventAction, request: FastifyRequest): EventOf => {
   const name = eventCollection(collection)
-  return { type: `${name}.${action}`, collection: name, actorId: request.caller?.user.id ?? null, remainingMs: request.deadline - Date.now() }
+  return { type: `${name}.${action}`, collection: name, actorId: request.caller?.user.id ?? null, deadline: request.deadline }
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
-import { eventsOf } from '../db/events.js'
+import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import type { ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
@@ -32,8 +32,8 @@ export interface EventOf {
   type: string
   collection: string
   actorId: string | null
-  /** Milliseconds before the request's time runs out: the statement fails rather than commit later. */
-  remainingMs: number
+  /** When the request's time runs out (epoch ms): the statement fails rather than commit later. */
+  deadline: number
 }
 
 /**
@@ -206,7 +206,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
         return recorded(`INSERT INTO ${quote(table)} (${names}) VALUES (${values})`, event, keys.length + 1, key !== null)
       })
       const claimed = key ? [key.caller, key.key] : []
-      return one(text, name, [...keys.map((key) => data[key]), event.actorId, event.remainingMs, ...claimed]) as Promise<Row>
+      return one(text, name, [...keys.map((key) => data[key]), event.actorId, timeLeft(event.deadline), ...claimed]) as Promise<Row>
     },
     change(scope: Scope, guards: Guards, data: Row, now: Date, event: EventOf) {
       const sets = Object.keys(data)
@@ -224,7 +224,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
           actor,
         )
       })
-      return one(text, name, [...sets.map((column) => data[column]), now, ...keys.map((key) => scope[key]), ...guard.values, event.actorId, event.remainingMs])
+      return one(text, name, [...sets.map((column) => data[column]), now, ...keys.map((key) => scope[key]), ...guard.values, event.actorId, timeLeft(event.deadline)])
     },
     remove(scope: Scope, guards: Guards, event: EventOf) {
       const keys = Object.keys(scope)
@@ -233,7 +233,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
       const { text, name } = prepared(`remove|${keys.join(',')}|${guard.shape}|${event.type}`, () =>
         recorded(`DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)}${guard.sql}`, event, actor),
       )
-      return one(text, name, [...keys.map((key) => scope[key]), ...guard.values, event.actorId, event.remainingMs])
+      return one(text, name, [...keys.map((key) => scope[key]), ...guard.values, event.actorId, timeLeft(event.deadline)])
     },
   }
 }
