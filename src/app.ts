@@ -11,18 +11,15 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import { RequestLog } from './http/logging.js'
 import cookie from '@fastify/cookie'
 import { SAFE_METHODS } from './auth/csrf.js'
-import { cachingTokens } from './auth/token-cache.js'
+import { cachingTokens, type CachingAccounts } from './auth/token-cache.js'
 import { installCaller, rejectUnusableCredentials } from './auth/caller.js'
 import { hashPassword, setPasswordCost } from './auth/passwords.js'
 import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
-import { eventLog } from './db/events.js'
 import { idempotencyKeys } from './db/idempotency.js'
 import { registerEventFeed } from './events/feed.js'
-import { createOutbox } from './events/outbox.js'
-import { eventStreams } from './events/stream.js'
-import { createTailer } from './events/tailer.js'
+import { installEvents } from './events/plugin.js'
 import { installCors } from './http/cors.js'
 import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
@@ -43,12 +40,9 @@ import { installDocsPage } from './openapi/docs-page.js'
 import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
-import { webhookDeliveries } from './db/webhooks.js'
 import { installMetrics } from './observability/metrics.js'
 import { serviceMetrics } from './observability/service-metrics.js'
 import { webhookCollections } from './webhooks/collections.js'
-import { createSender } from './webhooks/send.js'
-import { startWorker, type WebhookWorker } from './webhooks/worker.js'
 
 /** The routes of the users collection, in any version: a change there may change what a token grants. */
 const USERS_ROUTE = /\/users(\/|$)/
@@ -104,6 +98,17 @@ function openCounters(config: Config, app: FastifyInstance): Counters {
   })
 }
 
+/**
+ * A user deleted or given other roles on this instance loses what the token cache kept of them at
+ * once, once the change has committed; on the others within TOKEN_CACHE_MS.
+ */
+function forgetTokensAfterUserChanges(app: FastifyInstance, tokens: CachingAccounts): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 300 && USERS_ROUTE.test(request.routeOptions.url ?? '')) tokens.forgetTokens()
+    done()
+  })
+}
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   setPasswordCost(config.auth.passwordHashCost)
   const opened = options.database ?? (await openDatabase(config.database))
@@ -112,7 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const db = tracing ? tracing.traced(opened) : opened
   const versions = new Versions(options.versions ?? apiVersions)
   // A bearer token is looked up at most once a second per instance (src/auth/token-cache.ts).
-  const store = cachingTokens(accounts(db))
+  const tokens = cachingTokens(accounts(db))
   const collections = [...(options.collections ?? shopCollections(config.auth.registration)), ...webhookCollections(config.webhooks.allowPrivate)]
   const app = Fastify({
     logger: options.logger ?? loggerOf(config),
@@ -136,83 +141,74 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   })
   const routes = new RouteTable()
   routes.watch(app)
-  // Before any other hook: the request's span and its timer cover all of them.
-  if (tracing) {
-    await app.register(tracing.plugin)
-    app.addHook('onClose', () => tracing.shutdown())
-  }
   const metrics = new Registry()
-  await installMetrics(app, metrics, config.metricsToken)
   const counters = openCounters(config, app)
   app.addHook('onClose', () => counters.close())
+  if (!options.database) app.addHook('onClose', () => db.close())
   app.decorateRequest('responseType', JSON_MEDIA_TYPE)
   installIdempotency(app)
-  if (!options.database) app.addHook('onClose', () => db.close())
-
-  installResponseHeaders(app)
-  installDeprecationNotices(app, versions)
-  installTimeLimit(app, config.limits.requestTimeoutMs)
-  installErrorHandling(app, routes, versions)
   const lifecycle: Lifecycle = { phase: 'starting' }
-  installHealth(app, db, lifecycle)
-  // CORS first: redirects and errors from the hooks after it carry its headers too.
-  await installCors(app, config.corsOrigins, routes, versions)
-  installCanonicalPaths(app, routes)
-  installBodyParser(app)
-  await app.register(cookie)
-  installCaller(app, store, config.auth, config.corsOrigins)
-  // A user deleted or given other roles on this instance loses what the token cache kept of them
-  // at once, once the change has committed; on the others within TOKEN_CACHE_MS.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 300 && USERS_ROUTE.test(request.routeOptions.url ?? '')) store.forgetTokens()
-    done()
-  })
-  installRateLimit(app, config.limits.rateLimit, counters)
-  app.addHook('onRequest', rejectUnusableCredentials)
-  const throttles = signInThrottles(counters)
   const keys = idempotencyKeys(db)
   every(app, PRUNE_EVERY_MS, 'delete expired idempotency keys', () => keys.prune())
-  // Events show items as the newest version does, whichever version made the change.
-  const outbox = createOutbox(Math.max(...versions.all.map((v) => v.version)), collections)
-  const events = eventLog(db, outbox.render)
-  every(app, PRUNE_EVERY_MS, 'delete expired events', () => events.prune(config.eventsRetentionDays))
-  const tailer = createTailer(events, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
-  const observed = serviceMetrics(metrics, { db, tailer, onError: (error) => app.log.warn({ err: error }, 'could not read a metric from the database') })
-  const streams = eventStreams(events, tailer, { perCaller: config.eventStreamsPerCaller, heartbeatMs: config.eventStreamHeartbeatMs })
-  // Streams never end by themselves: ended before the server waits for its requests to finish.
-  // The webhook worker stops too, giving back what it was delivering (the database stays open until onClose).
-  let worker: WebhookWorker | undefined
-  app.addHook('preClose', async () => {
-    streams.closeAll()
-    tailer.close()
-    await worker?.stop()
-  })
-  const services = { keys, events, outbox, countLimit: config.countLimit }
-  // The error body, one schema every version's document shares.
-  app.addSchema(ErrorBody)
+  const events = installEvents(app, { db, collections, newest: Math.max(...versions.all.map((v) => v.version)), config })
+  const observed = serviceMetrics(metrics, { db, tailer: events.tailer, onError: (error) => app.log.warn({ err: error }, 'could not read a metric from the database') })
+  const throttles = signInThrottles(counters)
+  const documents = new Map<number, () => string>()
+  app.decorate('openapi', documents)
+
+  // The way of a request through the service. Fastify runs the hooks of each phase (onRequest,
+  // then parsing, validation, the handler) in the order they were added, so this list, top to
+  // bottom, is the order of checks (DESIGN, docs/errors.md): each step with what it may answer.
+  const steps: readonly (readonly [step: string, answers: readonly number[], install: () => unknown])[] = [
+    // Before any other hook: the request's span and its timer cover all of them.
+    ['tracing', [], () => tracing && app.register(tracing.plugin).then(() => app.addHook('onClose', () => tracing.shutdown()))],
+    ['GET /metrics, with METRICS_TOKEN', [401], () => installMetrics(app, metrics, config.metricsToken)],
+    ['request id, security headers', [], () => installResponseHeaders(app)],
+    ['deprecation notices', [], () => installDeprecationNotices(app, versions)],
+    ['time limit (REQUEST_TIMEOUT_MS)', [408, 503], () => installTimeLimit(app, config.limits.requestTimeoutMs)],
+    ['the uniform error body; unknown routes and methods', [404, 405, 414, 500], () => installErrorHandling(app, routes, versions)],
+    ['/livez, /readyz', [503], () => installHealth(app, db, lifecycle)],
+    // CORS first: redirects and errors from the hooks after it carry its headers too.
+    ['CORS', [204], () => installCors(app, config.corsOrigins, routes, versions)],
+    ['canonical paths', [301, 404], () => installCanonicalPaths(app, routes)],
+    ['JSON bodies', [400, 413, 415], () => installBodyParser(app)],
+    ['cookies', [], () => app.register(cookie)],
+    // A failure to identify the caller is kept for later: the rate limit counts the request first.
+    ['the caller: session, token or JWT', [], () => installCaller(app, tokens, config.auth, config.corsOrigins)],
+    ['the token cache forgets after a change to users', [], () => forgetTokensAfterUserChanges(app, tokens)],
+    ['rate limit', [429], () => installRateLimit(app, config.limits.rateLimit, counters)],
+    ['unusable credentials, CSRF', [401, 403], () => app.addHook('onRequest', rejectUnusableCredentials)],
+    ['the error body, one schema every document shares', [], () => app.addSchema(ErrorBody)],
+    // Then, per version: negotiation (406), and the routes: 400, 404 / 403, 422, 412 / 304 / 428, 409.
+    ['the API versions and their routes', [400, 403, 404, 406, 409, 412, 422, 428], () => registerVersions()],
+    ['/docs', [], () => installDocsPage(app, versions)],
+  ]
+
+  const services = { keys, events: events.log, outbox: events.outbox, countLimit: config.countLimit }
   const tags = [
     { name: 'sessions', description: 'Signing in and out with a session cookie.' },
     { name: 'tokens', description: 'Bearer tokens for scripts and servers.' },
     { name: 'events', description: 'The change feed: every committed change, in order, as a page or a stream.' },
     ...collections.map((collection) => ({ name: collection.name, description: `The ${collection.name} collection.` })),
   ]
-  const documents = new Map<number, () => string>()
-  app.decorate('openapi', documents)
-  for (const version of versions.all) {
-    await app.register(
-      async (api) => {
-        // Before the routes: the document records them as they are added.
-        documents.set(version.version, await installDocument(api, version, tags))
-        installVersion(api, version)
-        registerSessions(api, store, config.auth, throttles)
-        registerTokens(api, store)
-        registerEventFeed(api, events, streams)
-        for (const collection of collections) registerCollection(api, collection, db, version.version, services)
-      },
-      { prefix: versionPrefix(version.version) },
-    )
+  async function registerVersions() {
+    for (const version of versions.all) {
+      await app.register(
+        async (api) => {
+          // Before the routes: the document records them as they are added.
+          documents.set(version.version, await installDocument(api, version, tags))
+          installVersion(api, version)
+          registerSessions(api, tokens, config.auth, throttles)
+          registerTokens(api, tokens)
+          registerEventFeed(api, events.log, events.streams)
+          for (const collection of collections) registerCollection(api, collection, db, version.version, services)
+        },
+        { prefix: versionPrefix(version.version) },
+      )
+    }
   }
-  await installDocsPage(app, versions)
+  for (const [, , install] of steps) await install()
+
   app.decorate('preflight', async () => {
     await db.query('SELECT 1', [])
     if (config.migrateOnStart) await db.withSession((session) => session.query('SELECT 1'))
@@ -222,8 +218,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const migrated = config.migrateOnStart ? await migrate(db) : undefined
     for (const name of migrated?.modified ?? []) app.log.warn({ migration: name }, 'migration file changed after it was applied')
     const admin = config.auth.admin
-    if (admin) await store.ensureAdmin(admin.email, () => hashPassword(admin.password))
-    worker = startWorker(observed.countOutcomes(webhookDeliveries(db, outbox.render)), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
+    if (admin) await tokens.ensureAdmin(admin.email, () => hashPassword(admin.password))
+    events.startWorker((deliveries) => observed.countOutcomes(deliveries))
     lifecycle.phase = 'ready'
   })
   if (options.start !== 'later') await app.start()

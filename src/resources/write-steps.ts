@@ -3,13 +3,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Standing } from '../auth/access.js'
 import { ApiError } from '../errors.js'
 import { setValidators } from '../http/conditional.js'
-import { rejectInvalid, type Body, type HandlerContext, type Params } from './handler-context.js'
+import type { Params } from './caller-access.js'
+import { rejectInvalid, type Body, type HandlerContext } from './handler-context.js'
+import type { Views } from './views.js'
 import type { Representation, Row } from './represent.js'
 
 export type WriteRequest = FastifyRequest<{ Params: Params; Body: Body }>
 
 /** The body as the collection takes it, once it is known to be valid for this version. */
-export function validBody({ version }: HandlerContext, request: WriteRequest): Body {
+export function validBody({ version }: Views, request: WriteRequest): Body {
   rejectInvalid(request)
   return version.fromView(request.body)
 }
@@ -39,9 +41,9 @@ export async function writeOnlyColumns({ collection, version }: HandlerContext, 
 }
 
 /** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
-export function written(context: HandlerContext, reply: FastifyReply, row: Row, standing: Standing): Representation {
-  setValidators(reply, context.validators(row, standing))
-  return context.detail(row, standing)
+export function written(views: Views, reply: FastifyReply, row: Row, standing: Standing): Representation {
+  setValidators(reply, views.validators(row, standing))
+  return views.detail(row, standing)
 }
 
 /**

@@ -1,0 +1,48 @@
+/** How one API version shows a collection's items to each standing: the representations and their validators. */
+import { STANDINGS, type Standing } from '../auth/access.js'
+import { itemTag, type Validators } from '../http/conditional.js'
+import type { Collection } from './collection.js'
+import { resolvePermissions, type Permissions } from './permissions.js'
+import { representer, type Representation, type Row } from './represent.js'
+import { collectionVersion, type CollectionVersion } from './versions.js'
+
+export interface Views {
+  /** The API version these views serve, with its view of the collection. */
+  version: CollectionVersion
+  /** What each standing may read and write. */
+  permissions: Permissions
+  /** The item with every field, as hooks and write checks see it. */
+  stored(row: Row): Representation
+  /** The list representation as this version shows it to this standing. */
+  summary(row: Row, standing: Standing): Representation
+  /** The detail representation as this version shows it to this standing. */
+  detail(row: Row, standing: Standing): Representation
+  /** The validators of an item as this version shows it to this standing. */
+  validators(row: Row, standing: Standing): Validators
+}
+
+/** Built once per collection and API version at startup. */
+export function collectionViews(collection: Collection, versionNumber: number): Views {
+  const { computed } = collection.options
+  const version = collectionVersion(collection, versionNumber)
+  const permissions = resolvePermissions(collection)
+  const views = Object.fromEntries(
+    STANDINGS.map((standing) => {
+      const visible = collection.fields.filter((f) => !permissions[standing].hidden.has(f.name))
+      const summaryFields = collection.summaryFields.filter((f) => !permissions[standing].hidden.has(f.name))
+      return [standing, { summary: representer(summaryFields, computed), detail: representer(visible, computed) }]
+    }),
+  ) as Record<Standing, { summary(row: Row): Representation; detail(row: Row): Representation }>
+  return {
+    version,
+    permissions,
+    // Every field, whoever may read it: a rule may hide a field even from admins.
+    stored: representer(collection.fields, computed),
+    summary: (row, standing) => version.toView(views[standing].summary(row)),
+    detail: (row, standing) => version.toView(views[standing].detail(row)),
+    validators: (row, standing) => ({
+      etag: itemTag(versionNumber, row.updated_at as Date, permissions[standing].variant),
+      lastModified: row.updated_at as Date,
+    }),
+  }
+}
