@@ -1,14 +1,14 @@
 /**
  * GET /metrics (DESIGN "OpenAPI, clients and operations"), Prometheus text: requests by route
- * template and status, timed by fastify-metrics' hooks; the process's own metrics; the service's
+ * template and status (src/observability/request-durations.ts); the process's own metrics; the service's
  * (src/observability/service-metrics.ts). Outside /api and its OpenAPI documents, like the health
  * probes, and behind METRICS_TOKEN when it is set.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import fastifyMetrics from 'fastify-metrics'
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import { ApiError } from '../errors.js'
+import { RequestDurations } from './request-durations.js'
 
 export const METRICS_PATH = '/metrics'
 
@@ -61,29 +61,19 @@ function requireToken(token: string) {
 }
 
 /**
- * Registers the request metrics' hooks (first, so that they time every other hook) and GET
- * /metrics; `registry` holds this app's metrics, the service's added to it later.
+ * Times every answered request and serves GET /metrics; `registry` holds this app's metrics, the
+ * service's added to it later.
  */
-export async function installMetrics(app: FastifyInstance, registry: Registry, token: string | undefined): Promise<void> {
+export function installMetrics(app: FastifyInstance, registry: Registry, token: string | undefined): void {
   const perProcess = processMetrics()
-  await app.register(fastifyMetrics.default, {
-    // The endpoint is ours (below): the token, and the process's registry besides this app's.
-    endpoint: null,
-    defaultMetrics: { enabled: false },
-    routeMetrics: {
-      // A histogram gives rates and quantiles over any window and instances; a summary's
-      // quantiles cannot be added up across instances and cost a sketch per series.
-      enabled: { histogram: true, summary: false },
-      // Unrouted requests count too, under UNMATCHED_ROUTE; every method, preflights included.
-      registeredRoutesOnly: false,
-      methodBlacklist: [],
-      overrides: {
-        labels: { getRouteLabel: routeLabel },
-        histogram: { name: 'http_request_duration_seconds', help: 'Requests answered, by method, route template and status, and how long they took in seconds', buckets: DURATION_BUCKETS, registers: [registry] },
-        // Made by the plugin even when disabled: registered nowhere.
-        summary: { registers: [] },
-      },
-    },
+  // A histogram gives rates and quantiles over any window and instances; a summary's quantiles
+  // cannot be added up across instances. Unrouted requests count too, under UNMATCHED_ROUTE;
+  // every method, preflights included. Fastify's clock starts before the first hook.
+  const durations = new RequestDurations(DURATION_BUCKETS)
+  registry.registerMetric(durations as never)
+  app.addHook('onResponse', (request, reply, done) => {
+    durations.observe(request.method, routeLabel(request), reply.statusCode, reply.elapsedTime / 1000)
+    done()
   })
   app.get(
     METRICS_PATH,
