@@ -69,15 +69,6 @@ const APPEND = `INSERT INTO events (type, collection, item_id, actor_id, item, d
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 
 /**
- * The INSERT of the events of a change made in the same statement: one per row of the CTE
- * `source`, which returns the changed rows with their columns' names; the actor is parameter
- * `$actor`, and `$remaining` the milliseconds the statement has before the request's time runs
- * out (`in_time`, the migration "one_statement_writes"): checked once the change has its rows, after
- * any wait for their locks. Within one statement the lock on the events table is taken before it
- * writes anything, so before its transaction has an id: the horizon (below) sees it as it sees an
- * announced transaction.
- */
-/**
  * The parameter `$remaining` of eventsOf: the milliseconds left until `deadline` (epoch ms), taken
  * when the statement is sent rather than when it is queued. node-postgres reads it (`toPostgres`)
  * once the statement has a connection, PGlite (`toString`) once it has the database, so a wait for
@@ -90,6 +81,15 @@ export function timeLeft(deadline: number): unknown {
   return { toPostgres: left, toString: left }
 }
 
+/**
+ * The INSERT of the events of a change made in the same statement: one per row of the CTE
+ * `source`, which returns the changed rows with their columns' names; the actor is parameter
+ * `$actor`, and `$remaining` the milliseconds the statement has before the request's time runs
+ * out (`in_time`, the migration "one_statement_writes"): checked once the change has its rows, after
+ * any wait for their locks. Within one statement the lock on the events table is taken before it
+ * writes anything, so before its transaction has an id: the horizon (below) sees it as it sees an
+ * announced transaction.
+ */
 export function eventsOf(source: string, header: { type: string; collection: string }, actor: number, remaining: number): string {
   return `INSERT INTO events (type, collection, item_id, actor_id, item)
     SELECT ${literal(header.type)}, ${literal(header.collection)}, ${source}.id, $${actor}::uuid, to_jsonb(${source}) FROM ${source} WHERE in_time($${remaining})`

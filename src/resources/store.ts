@@ -16,8 +16,9 @@ import type { Row } from './represent.js'
 export type Scope = Record<string, unknown>
 
 /**
- * How a write holds the row it read until its transaction ends: `change` lets others still add
- * rows that refer to it (FOR NO KEY UPDATE), `delete` does not (FOR UPDATE).
+ * How a write holds the row it read until its transaction ends: `keep` only against its deletion
+ * (FOR KEY SHARE: a parent while its item is created), `change` lets others still add rows that
+ * refer to it (FOR NO KEY UPDATE), `delete` does not (FOR UPDATE).
  */
 export type LockStrength = 'keep' | 'change' | 'delete'
 
@@ -41,7 +42,7 @@ export interface EventOf {
  * checks made without the row hold for the row (src/resources/one-statement.ts).
  */
 export interface Guards {
-  /** The owner column (model field) and the id it must hold: the caller owns the item. */
+  /** The owner column and the id it must hold: the caller owns the item. */
   owner?: readonly [column: string, id: string]
   /** The `updated_at` values, to the millisecond, one of which the row must have: the versions an If-Match names. */
   versions?: readonly Date[]
@@ -121,13 +122,12 @@ function listNames() {
 export const columnList = (columns: readonly string[], alias?: string) => columns.map((column) => `${alias ? `${alias}.` : ''}${quote(column)}`).join(', ')
 const conditions = (keys: readonly string[], first: number) => keys.map((key, i) => `${quote(key)} = $${first + i}`).join(' AND ')
 
-// `keep`: nobody deletes the row (or changes its id) until the transaction ends; others may still change it.
 const LOCKS: Readonly<Record<LockStrength, string>> = { keep: 'FOR KEY SHARE', change: 'FOR NO KEY UPDATE', delete: 'FOR UPDATE' }
 
 /**
  * The hand-written statements on one row, by its scope (id, and parent when nested). They return
- * the same row shape as Prisma (model field names), so everything downstream is shared. The read
- * is three times Prisma's rate on the product read (docs/performance.md).
+ * rows as the table has them, by column (the model's fields have the same names). The read is
+ * three times Prisma's rate on the product read (docs/performance.md).
  */
 function rowStatements(table: string, columns: readonly string[]) {
   const list = columnList(columns)

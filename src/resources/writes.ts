@@ -61,7 +61,7 @@ export function changes(data: WriteData, current: Representation): WriteData {
   return changed
 }
 
-/** The Prisma data for write data: model field names, timestamps as Dates. */
+/** The row a write stores for write data: by column, timestamps as Dates. */
 export function toColumns(collection: Collection, data: WriteData): Row {
   const row: Row = {}
   for (const [name, value] of Object.entries(data)) {

@@ -15,11 +15,11 @@ export interface ListTable {
   table: string
   /** A subquery for the table's kept row count (migration 20261126100000_row_counts): null when it keeps none. */
   keptCount: string
-  /** The select list of a page's rows (model field names as the store's rows have them), on alias `r`. */
+  /** The select list of a page's rows, by column, on alias `r`. */
   select: string
 }
 
-/** The count column of the statement's rows; no model field starts with an underscore. */
+/** The count column of the statement's rows; no column starts with an underscore. */
 export const TOTAL = '__total'
 /** True when the count is every matching row (the table's kept count), not one bounded by the limit. */
 export const COMPLETE = '__complete'
@@ -102,7 +102,7 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
   const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
   const position = plan.cursor?.position
   const reversed = position?.backward === true
-  // Inside, by column; outside, by the page's output names (model fields).
+  // Inside, by the table's columns; outside, by the page's (`p`), which have the same names.
   const order = (name: (field: Field) => string) =>
     plan.sort.map((key) => `${name(key.field)} ${(reversed ? flip(key.direction) : key.direction).toUpperCase()}`).join(', ')
   const seek = position ? [keyset(plan, position, values)] : []
