@@ -21,3 +21,14 @@ export function columnsOf(model: ModelName): ReadonlySet<string> {
   const fields = (Models as unknown as Record<string, Record<string, string>>)[`${model[0]!.toUpperCase()}${model.slice(1)}ScalarFieldEnum`]
   return new Set(Object.keys(fields ?? {}))
 }
+
+/**
+ * A row of a model's table as the statements return it: the generated model type with the values
+ * node-postgres and PGlite give (a DECIMAL as its text, a BIGINT as its text; Prisma's own client
+ * would make them Decimal and bigint objects).
+ */
+export type RowOf<M extends ModelName> = {
+  [Column in keyof Scalars<M>]: Scalars<M>[Column] extends infer Value ? AsReturned<Value> : never
+}
+
+type AsReturned<Value> = Value extends Prisma.Decimal ? string : Value extends bigint ? string : Value

@@ -1,13 +1,13 @@
 /** defineCollection: a collection's declaration, checked and derived once at startup. */
-import type { TObject, TSchema } from 'typebox'
+import type { Static, TObject, TSchema } from 'typebox'
 import type { CollectionAccess, FieldAccess } from '../auth/access.js'
 import type { Caller } from '../auth/caller.js'
 import type { Statements } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
-import type { ComputedField, Representation, Row } from './represent.js'
-import { columnsOf, type ColumnOf, type ModelName } from '../db/models.js'
+import type { ComputedField, Representation } from './represent.js'
+import { columnsOf, type ColumnOf, type ModelName, type RowOf } from '../db/models.js'
 
 /** Values by JSON field name, as a write will store them. */
 export type WriteData = Record<string, unknown>
@@ -43,7 +43,7 @@ export interface TransitionContext {
   to: string
   caller: Caller | null
   /** Records that the effect changed `row` of `collection` (an event in the same transaction). */
-  changed(collection: Collection, row: Row): void
+  changed<N extends ModelName>(collection: Collection<N>, row: NoInfer<RowOf<N>>): void
 }
 
 export interface Transition {
@@ -62,13 +62,19 @@ export interface StateMachine {
   transitions: Readonly<Record<string, Readonly<Record<string, Transition>>>>
 }
 
-/** What a write hook sees: the values about to be stored, and the item as it is now. */
-export interface WriteContext {
+/**
+ * What a write hook sees: the values about to be stored, and the item as it is now, typed by the
+ * collection's schemas (`Create`, `Item`: their JSON, as a client sends and reads it).
+ */
+export interface WriteContext<Create = WriteData, Item = Representation> {
   operation: 'create' | 'replace' | 'patch'
-  /** Values to store, by JSON field name; a hook may change or add writable fields. */
-  data: WriteData
+  /**
+   * Values to store, by JSON field name: the body's, and a server field a hook sets (an order
+   * item's price); a hook may change or add them.
+   */
+  data: Partial<Create & Item>
   /** The item's current representation (replace and patch). */
-  current?: Representation
+  current?: Item
   /** The parent item's id, in a nested collection. */
   parentId?: string
   /** Who is writing. */
@@ -78,16 +84,18 @@ export interface WriteContext {
 }
 
 /** What a delete hook sees: the item as it is. */
-export type DeleteContext = Omit<WriteContext, 'operation' | 'data' | 'current'> & { current: Representation }
+export type DeleteContext<Item = Representation> = Omit<WriteContext<never, Item>, 'operation' | 'data' | 'current'> & { current: Item }
 
-export interface CollectionHooks {
+// Methods, not function properties: a collection's typed hooks are then also the untyped ones the
+// factory calls with the data it has validated against the same schemas.
+export interface CollectionHooks<Create = WriteData, Item = Representation> {
   /** Runs after validation and before the write; throw an ApiError to refuse it. */
-  beforeWrite?(context: WriteContext): void | Promise<void>
+  beforeWrite?(context: WriteContext<Create, Item>): void | Promise<void>
   /** Runs before a delete; throw an ApiError to refuse it. */
-  beforeDelete?(context: DeleteContext): void | Promise<void>
+  beforeDelete?(context: DeleteContext<Item>): void | Promise<void>
 }
 
-export interface CollectionOptions<M extends ModelName = ModelName> {
+export interface CollectionOptions<M extends ModelName = ModelName, Create extends TObject = TObject, Item extends TObject = TObject> {
   /** The plural noun in the path: `/api/v1/{name}`. */
   name: string
   /**
@@ -105,9 +113,9 @@ export interface CollectionOptions<M extends ModelName = ModelName> {
   noun?: string
   schemas: {
     /** The body of a POST: the writable fields; `default` marks what an absent field becomes. */
-    create: TObject
+    create: Create
     /** The detail representation: every readable field, server fields and related data included. */
-    item: TObject
+    item: Item
     /** The list representation: a subset of the item's fields. */
     summary: TObject
   }
@@ -140,7 +148,7 @@ export interface CollectionOptions<M extends ModelName = ModelName> {
   fieldAccess?: Readonly<Record<string, FieldAccess>>
   /** Fields of the create schema that no representation shows, stored transformed (a password, as its hash). */
   writeOnly?: Readonly<Record<string, WriteOnlyField<ColumnOf<M>>>>
-  hooks?: CollectionHooks
+  hooks?: CollectionHooks<Static<Create>, Static<Item>>
   /** Anonymous reads may be cached by anyone for this many seconds (`public, max-age`); else `no-store`. */
   cacheMaxAge?: number
   /** Changes (PUT, PATCH, DELETE) must carry If-Match; without it they are refused with 428. */
@@ -162,8 +170,11 @@ export interface WriteOnlyField<Column extends string = string> {
   shownOnCreate?: boolean
 }
 
-export interface Collection {
+/** A collection as the routes serve it; `M`, its model, types the rows its effects report (`changed`). */
+export interface Collection<M extends ModelName = ModelName> {
   readonly options: CollectionOptions
+  /** The model that stores the items. */
+  readonly model: M
   readonly name: string
   readonly fields: readonly Field[]
   readonly field: ReadonlyMap<string, Field>
@@ -226,7 +237,11 @@ export function checkStateMachine(name: string, machine: StateMachine, states: r
 }
 
 /** Checks the declaration and derives everything the routes need, so that no request derives anything. */
-export function defineCollection<M extends ModelName>(options: CollectionOptions<M>): Collection {
+export function defineCollection<M extends ModelName, Create extends TObject, Item extends TObject>(
+  declared: CollectionOptions<M, Create, Item>,
+): Collection<M> {
+  // The typed declaration, checked; from here on the factory works with JSON values by name.
+  const options = declared as unknown as CollectionOptions
   const { name, schemas } = options
   const computed = options.computed ?? {}
   const fields = deriveFields(schemas.item, schemas.create, Object.keys(computed))
@@ -269,6 +284,7 @@ export function defineCollection<M extends ModelName>(options: CollectionOptions
   }
   return {
     options,
+    model: declared.model,
     name,
     fields,
     field,

@@ -5,7 +5,8 @@ import { Type } from 'typebox'
 import { Product, ProductCreate } from '../../src/collections/products/schema.js'
 import { usersCollection } from '../../src/collections/users/index.js'
 import { ApiError } from '../../src/errors.js'
-import { defineCollection, type WriteContext } from '../../src/resources/collection.js'
+import type { RowOf } from '../../src/db/models.js'
+import { defineCollection, type TransitionContext, type WriteContext } from '../../src/resources/collection.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from '../../src/resources/derive-schemas.js'
 import { Money, Nullable, ServerFields } from '../../src/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
@@ -29,7 +30,7 @@ const gadgets = defineCollection({
   hooks: {
     beforeWrite(context) {
       seen.push(structuredClone({ operation: context.operation, current: context.current }))
-      const value = (name: string) => (name in context.data ? context.data[name] : context.current?.[name])
+      const value = (name: 'name' | 'sku') => (name in context.data ? context.data[name] : context.current?.[name])
       if (value('name') === value('sku')) {
         throw new ApiError('VALIDATION_ERROR', undefined, [{ field: 'name', reason: 'must differ from sku' }])
       }
@@ -94,6 +95,34 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   )
   t.throws(() => defineCollection({ ...base, noun: 'gadget' }), /noun "gadget" must start with its article, "a" or "an"/)
   t.throws(() => defineCollection({ ...base, fieldAccess: { nope: { read: 'admin' } } }), /field rules for "nope"/)
+})
+
+// Checked by the type-check `npm test` runs: each `@ts-expect-error` fails it when its line compiles.
+t.test("hooks are typed by the collection's schemas, and rows by its model", async (t) => {
+  const base = { name: 'typed', model: 'product' as const, schemas: { create: GadgetCreate, item: Gadget, summary: Type.Pick(Gadget, ['id']) }, access: gadgets.options.access }
+  const typed = defineCollection({
+    ...base,
+    hooks: {
+      beforeWrite({ data, current }) {
+        const name: string | undefined = data.name ?? current?.name
+        // @ts-expect-error: a field the schemas do not have
+        data.colour = name
+        // @ts-expect-error: the item's price is a number, as a client reads it
+        data.price = '12.50'
+      },
+      beforeDelete({ current }) {
+        // @ts-expect-error: the item has no such field
+        void current.colour
+      },
+    },
+  })
+  const report = (changed: TransitionContext['changed'], row: RowOf<'product'>) => {
+    changed(typed, row)
+    // @ts-expect-error: a row of another model
+    changed(typed, { id: 'x' } as RowOf<'review'>)
+  }
+  t.equal(typed.model, 'product', 'the collection knows its model')
+  t.type(report, 'function')
 })
 
 t.test('only a create body has defaults: a patch leaves an absent field as it is, a PUT keeps a state field', async (t) => {

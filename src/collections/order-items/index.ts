@@ -35,7 +35,7 @@ export const orderItems = defineCollection({
     async beforeWrite({ data, current, parentId, tx }) {
       await whilePending(tx, parentId!)
       // The price is the product's when the item is added, or when it is changed to another product.
-      const productId = data.product_id as string | undefined
+      const productId = data.product_id
       if (productId === undefined || productId === current?.product_id) return
       const product = await productForSale(tx, productId)
       if (product?.status !== 'active') {

@@ -1,8 +1,8 @@
 /** The orders collection: owner-scoped, changed only by a client that read the current version, with a lifecycle. */
+import type { RowOf } from '../../db/models.js'
 import { itemCount, lockStock, moveStock } from '../../db/shop.js'
 import { ApiError } from '../../errors.js'
 import { defineCollection, type Transition, type TransitionContext } from '../../resources/collection.js'
-import type { Row } from '../../resources/represent.js'
 import { columnList } from '../../resources/store.js'
 import { moneyView } from '../money.js'
 import { products } from '../products/index.js'
@@ -27,14 +27,14 @@ async function takeStock(context: TransitionContext): Promise<void> {
       short.map((need) => ({ field: 'product_id', reason: `${need.id} (${need.sku}) has ${need.stock} in stock; the order needs ${need.needed}` })),
     )
   }
-  for (const product of await moveStock<Row>(tx, item.id as string, -1, PRODUCT_ROW)) context.changed(products, product)
+  for (const product of await moveStock<RowOf<'product'>>(tx, item.id as string, -1, PRODUCT_ROW)) context.changed(products, product)
 }
 
 /** Cancelling a paid order puts its items' quantities back in stock. */
 async function giveStockBack(context: TransitionContext): Promise<void> {
   const { tx, item } = context
   await lockStock(tx, item.id as string)
-  for (const product of await moveStock<Row>(tx, item.id as string, 1, PRODUCT_ROW)) context.changed(products, product)
+  for (const product of await moveStock<RowOf<'product'>>(tx, item.id as string, 1, PRODUCT_ROW)) context.changed(products, product)
 }
 
 const pay: Transition = { by: ['owner'], guard: hasItems, effect: takeStock }
