@@ -1910,6 +1910,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -1950,7 +1952,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -2006,10 +2008,15 @@ export interface operations {
     };
     createUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -2021,7 +2028,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2034,6 +2041,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2062,7 +2071,10 @@ export interface operations {
     };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -2129,12 +2141,17 @@ export interface operations {
     };
     replaceUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2159,6 +2176,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2168,6 +2187,24 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["User"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2231,12 +2268,17 @@ export interface operations {
     };
     updateUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2262,6 +2304,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2271,6 +2315,24 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["User"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2302,6 +2364,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2414,7 +2478,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -2469,10 +2533,15 @@ export interface operations {
     };
     createProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -2484,7 +2553,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2497,6 +2566,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2525,7 +2596,10 @@ export interface operations {
     };
     getProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -2591,12 +2665,17 @@ export interface operations {
     };
     replaceProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2621,6 +2700,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2630,6 +2711,24 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Product"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2693,12 +2792,17 @@ export interface operations {
     };
     updateProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2724,6 +2828,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2733,6 +2839,24 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Product"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2764,6 +2888,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 rating?: number;
                 /** @description Not equal to. */
@@ -2806,7 +2932,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -2865,10 +2991,15 @@ export interface operations {
     };
     createReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -2883,7 +3014,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2896,6 +3027,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2924,7 +3057,10 @@ export interface operations {
     };
     getReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -2992,12 +3128,17 @@ export interface operations {
     };
     replaceReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -3024,6 +3165,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3033,6 +3176,24 @@ export interface operations {
                     "application/json": components["schemas"]["Review"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Review"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3098,12 +3259,17 @@ export interface operations {
     };
     updateReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -3131,6 +3297,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3140,6 +3308,24 @@ export interface operations {
                     "application/json": components["schemas"]["Review"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Review"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3171,6 +3357,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
                 /** @description Not equal to. */
@@ -3231,7 +3419,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -3287,10 +3475,15 @@ export interface operations {
     };
     createOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3302,7 +3495,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3315,6 +3508,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3343,7 +3538,10 @@ export interface operations {
     };
     getOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -3410,12 +3608,17 @@ export interface operations {
     };
     replaceOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -3440,6 +3643,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3449,6 +3654,24 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Order"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3514,12 +3737,17 @@ export interface operations {
     };
     updateOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -3545,6 +3773,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3554,6 +3784,24 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Order"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3586,6 +3834,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 product_id?: string;
                 /** @description Not equal to. */
@@ -3628,7 +3878,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -3688,10 +3938,15 @@ export interface operations {
     };
     createOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3706,7 +3961,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3719,6 +3974,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3747,7 +4004,10 @@ export interface operations {
     };
     getOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -3816,12 +4076,17 @@ export interface operations {
     };
     replaceOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3848,6 +4113,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3857,6 +4124,24 @@ export interface operations {
                     "application/json": components["schemas"]["OrderItem"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["OrderItem"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3922,12 +4207,17 @@ export interface operations {
     };
     updateOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3955,6 +4245,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3964,6 +4256,24 @@ export interface operations {
                     "application/json": components["schemas"]["OrderItem"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["OrderItem"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3995,6 +4305,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 url?: string;
                 /** @description Not equal to. */
@@ -4029,7 +4341,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -4085,10 +4397,15 @@ export interface operations {
     };
     createWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -4100,7 +4417,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4113,6 +4430,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4141,7 +4460,10 @@ export interface operations {
     };
     getWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -4208,12 +4530,17 @@ export interface operations {
     };
     replaceWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -4238,6 +4565,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4247,6 +4576,24 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Webhook"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4310,12 +4657,17 @@ export interface operations {
     };
     updateWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -4341,6 +4693,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4350,6 +4704,24 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Webhook"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4381,6 +4753,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Not equal to. */
@@ -4413,7 +4787,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -4473,7 +4847,10 @@ export interface operations {
     };
     getWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;

@@ -1768,6 +1768,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -1808,7 +1810,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -1860,10 +1862,15 @@ export interface operations {
     };
     createUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1875,7 +1882,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1888,6 +1895,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,7 +1922,10 @@ export interface operations {
     };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -1974,12 +1986,17 @@ export interface operations {
     };
     replaceUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2004,12 +2021,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["User"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2070,12 +2104,17 @@ export interface operations {
     };
     updateUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2101,12 +2140,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["User"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2138,6 +2194,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2250,7 +2308,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -2301,10 +2359,15 @@ export interface operations {
     };
     createProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -2316,7 +2379,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2329,6 +2392,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2354,7 +2419,10 @@ export interface operations {
     };
     getProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -2414,12 +2482,17 @@ export interface operations {
     };
     replaceProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2444,12 +2517,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Product"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2510,12 +2600,17 @@ export interface operations {
     };
     updateProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -2541,12 +2636,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Product"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2578,6 +2690,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 rating?: number;
                 /** @description Not equal to. */
@@ -2620,7 +2734,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -2675,10 +2789,15 @@ export interface operations {
     };
     createReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -2693,7 +2812,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2706,6 +2825,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,7 +2852,10 @@ export interface operations {
     };
     getReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -2793,12 +2917,17 @@ export interface operations {
     };
     replaceReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -2825,12 +2954,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Review"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Review"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2893,12 +3039,17 @@ export interface operations {
     };
     updateReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The product's id. */
@@ -2926,12 +3077,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Review"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Review"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2963,6 +3131,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
                 /** @description Not equal to. */
@@ -3023,7 +3193,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -3075,10 +3245,15 @@ export interface operations {
     };
     createOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3090,7 +3265,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3103,6 +3278,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,7 +3305,10 @@ export interface operations {
     };
     getOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -3189,12 +3369,17 @@ export interface operations {
     };
     replaceOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -3219,12 +3404,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Order"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3287,12 +3489,17 @@ export interface operations {
     };
     updateOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -3318,12 +3525,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Order"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3356,6 +3580,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 product_id?: string;
                 /** @description Not equal to. */
@@ -3398,7 +3624,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -3454,10 +3680,15 @@ export interface operations {
     };
     createOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3472,7 +3703,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3485,6 +3716,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3510,7 +3743,10 @@ export interface operations {
     };
     getOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -3573,12 +3809,17 @@ export interface operations {
     };
     replaceOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3605,12 +3846,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderItem"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["OrderItem"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3673,12 +3931,17 @@ export interface operations {
     };
     updateOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 /** @description The order's id. */
@@ -3706,12 +3969,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderItem"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["OrderItem"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -3743,6 +4023,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 url?: string;
                 /** @description Not equal to. */
@@ -3777,7 +4059,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path?: never;
@@ -3829,10 +4111,15 @@ export interface operations {
     };
     createWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3844,7 +4131,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3857,6 +4144,8 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3882,7 +4171,10 @@ export interface operations {
     };
     getWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;
@@ -3943,12 +4235,17 @@ export interface operations {
     };
     replaceWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -3973,12 +4270,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Webhook"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4039,12 +4353,17 @@ export interface operations {
     };
     updateWebhook: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                Prefer?: string;
             };
             path: {
                 id: string;
@@ -4070,12 +4389,29 @@ export interface operations {
                     "Last-Modified": string;
                     /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
                     "Content-Location": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                     "application/vnd.resourceful.v2+json": components["schemas"]["Webhook"];
                 };
+            };
+            /** @description Changed, answered without the item: Prefer: return=minimal. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified": string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4107,6 +4443,8 @@ export interface operations {
                 order?: string;
                 /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
                 cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Not equal to. */
@@ -4139,7 +4477,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
                 Prefer?: string;
             };
             path: {
@@ -4195,7 +4533,10 @@ export interface operations {
     };
     getWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+            };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
                 "If-None-Match"?: string;

@@ -27,15 +27,19 @@ export function entityTag(representation: unknown): string {
 /**
  * An item's strong entity tag, from what its representation depends on: the API version that
  * shows it and its `updated_at`, which moves forward (by at least a millisecond) on every change
- * to the item or its related data, and the variant of the fields this caller may see (a field
- * omitted for one caller is another representation). Hashing the representation instead cost a
+ * to the item or its related data, the variant of the fields this caller may see (a field
+ * omitted for one caller is another representation), and after `~` the fields asked for with
+ * `fields=` (another set is another representation). Hashing the representation instead cost a
  * third of a product read's throughput (docs/decisions.md).
  */
-export function itemTag(version: number, updatedAt: Date, variant = ''): string {
-  return `"v${version}.${updatedAt.getTime().toString(36)}${variant && `.${variant}`}"`
+export function itemTag(version: number, updatedAt: Date, variant = '', selection?: string): string {
+  return `"v${version}.${updatedAt.getTime().toString(36)}${variant && `.${variant}`}${selection === undefined ? '' : `~${selection}`}"`
 }
 
-const ITEM_TAG = /^"v(\d+)\.([0-9a-z]+)(?:\.([0-9a-z]+))?"$/
+const ITEM_TAG = /^"v(\d+)\.([0-9a-z]+)(?:\.([0-9a-z]+))?(?:~[0-9a-z]+)?"$/
+/** The fields part of an item tag: If-Match asks whether the item is the version the client read, whatever fields it read of it. */
+const SELECTION = /~[0-9a-z]+"$/
+const versionOf = (tag: string) => tag.replace(SELECTION, '"')
 
 /**
  * When a write's only precondition is If-Match: the `updated_at` values of the item tags it names
@@ -79,8 +83,11 @@ function tagList(value: string): string[] {
   return value.match(/(?:W\/)?"[^"]*"/g) ?? []
 }
 
-/** Strong comparison: both strong and equal (RFC 9110 §8.8.3.2). */
-const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag === etag)
+/**
+ * Strong comparison: both strong and equal (RFC 9110 §8.8.3.2), an item's fields aside: a client
+ * that read some fields of this version may change it (If-Match is about the version).
+ */
+const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag === etag || versionOf(tag) === versionOf(etag))
 /** Weak comparison: equal once any `W/` is dropped. */
 const weakMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
 

@@ -61,7 +61,9 @@ export function installIdempotency(app: FastifyInstance): void {
 }
 
 function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
-  return reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true').send(response.body)
+  reply.code(response.status).headers(response.headers).header('idempotent-replayed', 'true')
+  // A create answered without a body (Prefer: return=minimal) is replayed without one.
+  return response.body === '' ? reply.send() : reply.send(response.body)
 }
 
 /**
@@ -89,11 +91,12 @@ export function idempotent<R extends FastifyRequest>(handler: Handler<R>, keys: 
       else await keys.complete(caller, key, { status: apiError.status, headers: { 'content-type': 'application/json; charset=utf-8', ...apiError.headers }, body: JSON.stringify(errorBody(apiError)) })
       throw error
     }
-    // Serialized here, with the route's schema for its status, so that the stored body is the sent one.
-    const body = reply.serialize(payload) as string
-    reply.type(request.responseType)
+    // Serialized here, with the route's schema for its status (or the fields asked for), so that
+    // the stored body is the sent one; none when the answer has none (Prefer: return=minimal).
+    const body = payload === undefined ? '' : typeof payload === 'string' ? payload : (reply.serialize(payload) as string)
+    if (body !== '') reply.type(request.responseType)
     await keys.complete(caller, key, { status: reply.statusCode, headers: kept(reply.getHeaders()), body })
-    return reply.send(body)
+    return body === '' ? reply.send() : reply.send(body)
   }
   // Most creates carry no key: they pay for one header lookup, not for another async layer.
   return (request, reply) => (request.headers['idempotency-key'] === undefined ? handler(request, reply) : keyed(request, reply))

@@ -22,7 +22,10 @@ export const REQUEST_HEADERS = {
     { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
     'A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice.',
   ),
-  Prefer: header({ type: 'string', maxLength: 1024 }, '`count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too.'),
+  Prefer: header(
+    { type: 'string', maxLength: 1024 },
+    'On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified.',
+  ),
   'Last-Event-ID': header(
     { type: 'string', maxLength: 16, pattern: '^[0-9]*$' },
     'On a stream: the id of the last event received, which a reconnecting EventSource sends; it wins over `after`. Empty: as if absent.',

@@ -6,6 +6,7 @@ import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import type { Collection } from './collection.js'
+import { fieldsParameter } from './field-selection.js'
 import { listQuerySchema } from './list-query/parse.js'
 import { restrictedReads } from './permissions.js'
 import type { Params } from './caller-access.js'
@@ -40,7 +41,8 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const item = `${base}/:id`
   const readOnlyFields = new Set(collection.readOnly)
   const created = createdSchema(collection, schemas.item)
-  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, query: listQuerySchema(collection.listSpec) })
+  const fields = fieldsParameter(collection)
+  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, fields, query: listQuerySchema(collection.listSpec, fields) })
   const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 

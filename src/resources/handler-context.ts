@@ -5,6 +5,7 @@ import type { EventDraft, EventLog } from '../db/events.js'
 import type { IdempotencyKeys } from '../db/idempotency.js'
 import { callerAccess, type CallerAccess } from './caller-access.js'
 import type { Collection, EventAction } from './collection.js'
+import { fieldSelector, type FieldSelector } from './field-selection.js'
 import type { Representation, Row } from './represent.js'
 import { createStore, type Store } from './store.js'
 import { collectionViews, type Views } from './views.js'
@@ -37,6 +38,8 @@ export interface HandlerContext extends CollectionServices, CallerAccess, Views 
   store: Store
   /** The parent's store, in a nested collection. */
   parentStore: Store | undefined
+  /** The fields a request asks for (`fields=`), parsed. */
+  select: FieldSelector
 }
 
 /**
@@ -66,5 +69,6 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     db,
     store: storeOf(db, collection, services.countLimit),
     parentStore,
+    select: fieldSelector(collection),
   }
 }

@@ -17,9 +17,9 @@ import { uuidv7 } from '../ids.js'
 import { eventCollection, type Collection, type EventAction } from './collection.js'
 import type { Params } from './caller-access.js'
 import type { HandlerContext } from './handler-context.js'
-import type { Representation, Row } from './represent.js'
+import type { Row } from './represent.js'
 import type { EventOf, Guards, Scope } from './store.js'
-import { checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
+import { checkInTime, validBody, writeOnlyColumns, written, type Answer, type WriteRequest, type Written } from './write-steps.js'
 import { toColumns, writeData } from './writes.js'
 
 /** Whether an action on this collection can be one statement at all, by what it declares. */
@@ -55,8 +55,8 @@ function withPreconditions(context: HandlerContext, request: FastifyRequest, sta
   return versions ? { ...guards, versions } : guards
 }
 
-/** POST without a hook or a parent: the item and its event. */
-export async function createInOneStatement(context: HandlerContext, request: WriteRequest, reply: FastifyReply): Promise<Representation | undefined> {
+/** POST without a hook or a parent: the item and its event, and the answer; undefined when the statement cannot make it. */
+export async function createInOneStatement(context: HandlerContext, request: WriteRequest, reply: FastifyReply, answer: Answer): Promise<{ answer: Written } | undefined> {
   const { collection, permissions } = context
   if (!allowed(collection, 'create') || request.validationError) return undefined
   const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)
@@ -76,7 +76,7 @@ export async function createInOneStatement(context: HandlerContext, request: Wri
     request.idempotencyKey,
   )
   reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
-  return { ...written(context, reply, row, standing), ...secrets.shown }
+  return { answer: written(context, request, reply, row, standing, answer, secrets.shown) }
 }
 
 /** PUT and PATCH without a hook, a move, a parent or a write-only field: the change, if it changes something, and its event. */

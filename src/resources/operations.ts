@@ -73,6 +73,8 @@ export interface CollectionParts {
   created: TObject
   bodies: { create: object; replace: object; patch: object }
   query: TObject
+  /** The `fields` parameter (src/resources/field-selection.ts). */
+  fields: TSchema
 }
 
 /**
@@ -105,7 +107,13 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   const conditionalWrite = requireIfMatch
     ? 'Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.'
     : 'If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.'
-  const onChange: DocumentedRoute = { params, headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []) }
+  const answered = Type.Object({ fields: Type.Optional(parts.fields) })
+  const onDelete: DocumentedRoute = { params, headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []) }
+  const onChange: DocumentedRoute = {
+    params,
+    querystring: answered,
+    headers: requestHeaders(['If-Match', 'If-Unmodified-Since', 'Prefer'], requireIfMatch ? ['If-Match'] : []),
+  }
   const changeErrors = [404, 409, 412, ...(requireIfMatch ? [428] : [])]
   // Paths and queries are read by the handlers (an id that is no UUID names nothing: 404), so
   // their schemas are the document's only.
@@ -133,7 +141,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         200: success('The item.', item, ['ETag', 'Last-Modified']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['ETag', 'Last-Modified']),
       },
-    }, { params, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 404, 412])),
+    }, { params, querystring: answered, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 400, 404, 412])),
   }
   // PUT and PATCH differ in their body only.
   const change = (operationId: string, summary: string, consumes: string[], body: TSchema, semantics: string) =>
@@ -145,7 +153,10 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       security: security(access.update),
       consumes,
       body,
-      response: { 200: success('The item as it is now.', item, ['ETag', 'Last-Modified', 'Content-Location']) },
+      response: {
+        200: success('The item as it is now.', item, ['ETag', 'Last-Modified', 'Content-Location', 'Preference-Applied?']),
+        204: noBody('Changed, answered without the item: Prefer: return=minimal.', ['ETag', 'Last-Modified', 'Preference-Applied']),
+      },
     }, onChange, errors(changeErrors, { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => ({
@@ -158,9 +169,13 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       consumes: JSON_TYPES,
       body: refTo('Create', parts.bodies.create),
       response: {
-        201: success('Created.', parts.created === parts.item ? item : refTo('Created', parts.created), ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?']),
+        201: success(
+          'Created. Without a body under Prefer: return=minimal (unless it shows a secret once).',
+          parts.created === parts.item ? item : refTo('Created', parts.created),
+          ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?', 'Preference-Applied?'],
+        ),
       },
-    }, { ...onCollection, headers: requestHeaders(['Idempotency-Key']) }, errors([404, 409], { unsafe: true, body: true })),
+    }, { ...onCollection, querystring: answered, headers: requestHeaders(['Idempotency-Key', 'Prefer']) }, errors([404, 409], { unsafe: true, body: true })),
     replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
     patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
     remove: op({
@@ -172,7 +187,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       response: {
         204: noBody('Deleted.'),
       },
-    }, onChange, errors(changeErrors, { unsafe: true })),
+    }, onDelete, errors(changeErrors, { unsafe: true })),
   })
   return { reads, writes }
 }

@@ -5,6 +5,7 @@ import { requestPath } from '../http/request-target.js'
 import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
 import { appendHeader } from '../http/response-headers.js'
 import { notFound, type Params } from './caller-access.js'
+import { bodyOf } from './field-selection.js'
 import type { HandlerContext } from './handler-context.js'
 import { cursorPage } from './list-query/cursor.js'
 import { cursorLinks, pageLinks } from './list-query/links.js'
@@ -20,15 +21,16 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
 }
 
 // Reads that follow no write of theirs may be served by a read replica (db.replica).
-export const listHandler = ({ collection, db, store, summary, authorize, placement }: HandlerContext) =>
+export const listHandler = ({ collection, db, store, summary, authorize, placement, select }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
     const plan = parseListQuery(query, collection.listSpec, exactCount)
+    const selection = select(query.fields)
     const { scope, standing } = await placement(request, 'list', request.params)
-    const { rows, total } = await store.list(plan, scope, db.replica)
-    const represent = (row: Row) => summary(row, standing(row))
+    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns)
+    const represent = (row: Row) => summary(row, standing(row), selection)
     const path = requestPath(request)
     let body: Representation[]
     let link: string
@@ -48,14 +50,16 @@ export const listHandler = ({ collection, db, store, summary, authorize, placeme
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
     const etag = entityTag([body, total ?? null, link])
-    return conditionalRead(request, reply, body, { etag }, collection.options.cacheMaxAge)
+    return conditionalRead(request, reply, bodyOf(request, reply, selection, body), { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing }: HandlerContext) =>
+export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing, select }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'read')
-    const row = await store.find(scopeOf(request.params), db.replica)
+    const selection = select((request.query as RawQuery).fields)
+    const row = await store.find(scopeOf(request.params), db.replica, selection?.columns)
     if (!row) throw notFound()
     const caller = await standing(request, 'read', request.params, row)
-    return conditionalRead(request, reply, detail(row, caller), validators(row, caller), collection.options.cacheMaxAge)
+    const body = bodyOf(request, reply, selection, detail(row, caller, selection))
+    return conditionalRead(request, reply, body, validators(row, caller, selection), collection.options.cacheMaxAge)
   }

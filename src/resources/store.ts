@@ -49,10 +49,10 @@ export interface Guards {
 }
 
 export interface Store {
-  /** A list page, on the primary or on a replica (`on`). */
-  list(plan: ListPlan, scope: Scope, on?: Statements): Promise<ListResult>
-  /** The row in `scope`, on the pool or in a transaction. */
-  find(scope: Scope, on?: Statements): Promise<Row | null>
+  /** A list page, on the primary or on a replica (`on`); `selected`: only these columns and the sort keys (`fields=`). */
+  list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[]): Promise<ListResult>
+  /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`). */
+  find(scope: Scope, on?: Statements, selected?: readonly string[]): Promise<Row | null>
   /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
   exists(scope: Scope, on?: Statements, lock?: LockStrength): Promise<boolean>
   /** The row, when `tx` changed it (a trigger's doing). */
@@ -89,15 +89,20 @@ export interface StoreOptions {
 
 const nameOf = (text: string) => `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
 
-/** Prepared statements built at first use, one per shape, named by content (one name, one text). */
+/**
+ * Statements built at first use, one per shape, prepared under a name made from their text (one
+ * name, one text). The shapes of a store are few, but a read's columns follow `fields=`: past
+ * MAX_PREPARED shapes, new ones run unprepared, as lists do past theirs.
+ */
+const MAX_PREPARED = 200
 function preparedStatements() {
-  const cache = new Map<string, { text: string; name: string }>()
+  const cache = new Map<string, { text: string; name: string | undefined }>()
   return (shape: string, build: () => string) => {
     let statement = cache.get(shape)
     if (!statement) {
       const text = build()
-      statement = { text, name: nameOf(text) }
-      cache.set(shape, statement)
+      statement = { text, name: cache.size < MAX_PREPARED ? nameOf(text) : undefined }
+      if (statement.name !== undefined) cache.set(shape, statement)
     }
     return statement
   }
@@ -132,15 +137,16 @@ const LOCKS: Readonly<Record<LockStrength, string>> = { keep: 'FOR KEY SHARE', c
 function rowStatements(table: string, columns: readonly string[]) {
   const list = columnList(columns)
   const prepared = preparedStatements()
-  const first = async (on: Statements, text: string, name: string, values: unknown[]) => (await on.query<Row>(text, values, name))[0] ?? null
+  const first = async (on: Statements, text: string, name: string | undefined, values: unknown[]) => (await on.query<Row>(text, values, name))[0] ?? null
   const scoped = (scope: Scope) => Object.keys(scope)
   return {
-    read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false) {
+    /** `selected`: only these columns (`fields=`), else every one. */
+    read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false, selected?: readonly string[]) {
       const keys = scoped(scope)
       // The row version this transaction wrote (its trigger's doing) has this transaction's id as xmin.
       const changed = changedHere ? ` AND "xmin" = pg_current_xact_id()::xid` : ''
-      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}`, () =>
-        `SELECT ${list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
+      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}|${selected?.join(',') ?? ''}`, () =>
+        `SELECT ${selected ? columnList(selected) : list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
       )
       return first(on, text, name, keys.map((key) => scope[key]))
     },
@@ -196,7 +202,7 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
     }
     return { sql: conditions.map((c) => ` AND ${c}`).join(''), shape: `${guards.owner?.[0] ?? ''}|${guards.versions ? 'v' : ''}`, values }
   }
-  const one = async (text: string, name: string, values: unknown[]) => (await db.query<Row>(text, values, name))[0] ?? null
+  const one = async (text: string, name: string | undefined, values: unknown[]) => (await db.query<Row>(text, values, name))[0] ?? null
   return {
     create(data: Row, event: EventOf, key: KeyClaim | null) {
       const keys = Object.keys(data)
@@ -247,8 +253,10 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const listName = listNames()
   const { countLimit } = options
   return {
-    async list(plan, scope, on = db) {
-      const { text, values } = listStatement(target, plan, scope, countLimit)
+    async list(plan, scope, on = db, selected) {
+      // A cursor is made from the last row's sort keys: they are read whatever the fields.
+      const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...plan.sort.map((key) => key.field.name)])], 'r') }
+      const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit)
       const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.
       const count = Number(found[0]![TOTAL])
@@ -256,7 +264,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
       // An empty page is one row of nulls, there to carry the count.
       return { rows: found[0]!.id === null ? [] : found, total }
     },
-    find: (scope, on = db) => rows.read(on, scope),
+    find: (scope, on = db, selected) => rows.read(on, scope, undefined, false, selected),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),

@@ -2,6 +2,7 @@
 import { STANDINGS, type Standing } from '../auth/access.js'
 import { itemTag, type Validators } from '../http/conditional.js'
 import type { Collection } from './collection.js'
+import type { FieldSelection } from './field-selection.js'
 import { resolvePermissions, type Permissions } from './permissions.js'
 import { representer, type Representation, type Row } from './represent.js'
 import { collectionVersion, type CollectionVersion } from './versions.js'
@@ -13,13 +14,16 @@ export interface Views {
   permissions: Permissions
   /** The item with every field, as hooks and write checks see it. */
   stored(row: Row): Representation
-  /** The list representation as this version shows it to this standing. */
-  summary(row: Row, standing: Standing): Representation
-  /** The detail representation as this version shows it to this standing. */
-  detail(row: Row, standing: Standing): Representation
-  /** The validators of an item as this version shows it to this standing. */
-  validators(row: Row, standing: Standing): Validators
+  /** The list representation as this version shows it to this standing; with `fields=`, those fields instead. */
+  summary(row: Row, standing: Standing, selection?: FieldSelection): Representation
+  /** The detail representation as this version shows it to this standing; with `fields=`, those fields instead. */
+  detail(row: Row, standing: Standing, selection?: FieldSelection): Representation
+  /** The validators of an item as this version shows it to this standing, with the fields asked for. */
+  validators(row: Row, standing: Standing, selection?: FieldSelection): Validators
 }
+
+/** Representations of asked-for fields kept per collection and version; past this many, made for each request. */
+const MAX_SELECTED = 512
 
 /** Built once per collection and API version at startup. */
 export function collectionViews(collection: Collection, versionNumber: number): Views {
@@ -33,15 +37,26 @@ export function collectionViews(collection: Collection, versionNumber: number): 
       return [standing, { summary: representer(summaryFields, computed), detail: representer(visible, computed) }]
     }),
   ) as Record<Standing, { summary(row: Row): Representation; detail(row: Row): Representation }>
+  const selected = new Map<string, (row: Row) => Representation>()
+  /** The asked-for fields this standing may read. */
+  const partial = (selection: FieldSelection, standing: Standing) => {
+    const key = `${standing}|${selection.tag}`
+    let represent = selected.get(key)
+    if (!represent) {
+      represent = representer(selection.fields.filter((f) => !permissions[standing].hidden.has(f.name)), computed)
+      if (selected.size < MAX_SELECTED) selected.set(key, represent)
+    }
+    return represent
+  }
   return {
     version,
     permissions,
     // Every field, whoever may read it: a rule may hide a field even from admins.
     stored: representer(collection.fields, computed),
-    summary: (row, standing) => version.toView(views[standing].summary(row)),
-    detail: (row, standing) => version.toView(views[standing].detail(row)),
-    validators: (row, standing) => ({
-      etag: itemTag(versionNumber, row.updated_at as Date, permissions[standing].variant),
+    summary: (row, standing, selection) => version.toView((selection ? partial(selection, standing) : views[standing].summary)(row)),
+    detail: (row, standing, selection) => version.toView((selection ? partial(selection, standing) : views[standing].detail)(row)),
+    validators: (row, standing, selection) => ({
+      etag: itemTag(versionNumber, row.updated_at as Date, permissions[standing].variant, selection?.tag),
       lastModified: row.updated_at as Date,
     }),
   }

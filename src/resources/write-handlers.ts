@@ -18,7 +18,7 @@ import type { Collection, EventAction, TransitionContext } from './collection.js
 import { notFound, type Params } from './caller-access.js'
 import type { Body, HandlerContext } from './handler-context.js'
 import { changeInOneStatement, createInOneStatement, removeInOneStatement } from './one-statement.js'
-import { checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
+import { answerOf, checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
 import { checkWritable } from './permissions.js'
 import { planChange } from './plan-change.js'
 import type { Representation, Row } from './represent.js'
@@ -85,8 +85,9 @@ export const createHandler = (context: HandlerContext) =>
     const { collection, store, permissions } = context
     const { parent, hooks, states } = collection.options
     context.authorize(request, 'create')
-    const recorded = await createInOneStatement(context, request, reply)
-    if (recorded) return recorded
+    const answer = answerOf(context, request)
+    const recorded = await createInOneStatement(context, request, reply, answer)
+    if (recorded) return recorded.answer
     const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)
     const standing = standingOf()
     const body = validBody(context, request)
@@ -105,7 +106,7 @@ export const createHandler = (context: HandlerContext) =>
       return created
     })
     reply.code(201).header('location', `${requestPath(request)}/${row.id as string}`)
-    return { ...written(context, reply, row, standing), ...secrets.shown }
+    return written(context, request, reply, row, standing, answer, secrets.shown)
   }
 
 /**
@@ -118,7 +119,7 @@ export const createdBefore = (context: HandlerContext) =>
     if (!row) throw new ApiError('NOT_FOUND', 'The item this request created has been deleted since.')
     const { standing } = await context.placement(request, 'create', request.params)
     reply.code(201).header('location', `${requestPath(request)}/${itemId}`)
-    return written(context, reply, row, standing(row))
+    return written(context, request, reply, row, standing(row), answerOf(context, request))
   }
 
 /**
@@ -175,12 +176,13 @@ async function changeInTransaction(context: HandlerContext, request: WriteReques
 const update = (operation: 'replace' | 'patch') => (context: HandlerContext) =>
   async function change(request: WriteRequest, reply: FastifyReply) {
     context.authorize(request, 'update')
+    const answer = answerOf(context, request)
     const scope = context.scopeOf(request.params)
     const { row, standing } =
       (await changeInOneStatement(context, request, reply, operation, scope)) ?? (await changeInTransaction(context, request, reply, operation, scope))
     // Content-Location: the body is the item's current representation (RFC 9110 §8.7; CACHE-14).
     reply.header('content-location', requestPath(request))
-    return written(context, reply, row, standing)
+    return written(context, request, reply, row, standing, answer)
   }
 
 export const replaceHandler = update('replace')

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Standing } from '../auth/access.js'
 import { ApiError } from '../errors.js'
 import { setValidators } from '../http/conditional.js'
+import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
+import { bodyOf, type FieldSelection } from './field-selection.js'
 import type { Params } from './caller-access.js'
 import { rejectInvalid, type Body, type HandlerContext } from './handler-context.js'
 import type { Views } from './views.js'
@@ -40,10 +42,41 @@ export async function writeOnlyColumns({ collection, version }: HandlerContext, 
   return secrets
 }
 
-/** The representation a write answers with, with its new validators (RFC 9110 §8.8; CACHE-14). */
-export function written(views: Views, reply: FastifyReply, row: Row, standing: Standing): Representation {
-  setValidators(reply, views.validators(row, standing))
-  return views.detail(row, standing)
+/** How a write answers: with the fields asked for (`fields=`), or without a body (`Prefer: return=minimal`). */
+export interface Answer {
+  selection: FieldSelection | undefined
+  /** The `return` preference (RFC 7240 §4.2) when the client stated one this service knows. */
+  preference: 'minimal' | 'representation' | undefined
+}
+
+/** What a write handler returns: the representation, written out already (`fields=`), or nothing: the answer has no body. */
+export type Written = Representation | string | undefined
+
+/** Read before anything is written: a `fields` the collection cannot answer is a 400 that changes nothing. */
+export function answerOf({ select }: HandlerContext, request: FastifyRequest): Answer {
+  const selection = select((request.query as Record<string, unknown>).fields)
+  const preference = preferences(request).get('return')
+  return { selection, preference: preference === 'minimal' || preference === 'representation' ? preference : undefined }
+}
+
+/**
+ * The answer of a write, with the item's new validators (RFC 9110 §8.8; CACHE-14): its
+ * representation with the fields asked for, and `shown`, the write-only values a create shows that
+ * once; or, under `Prefer: return=minimal`, no body (201 keeps its Location, a change is 204). A
+ * create that shows a secret once answers with it whatever the preference: it cannot be read again.
+ */
+export function written(views: Views, request: FastifyRequest, reply: FastifyReply, row: Row, standing: Standing, answer: Answer, shown: Representation = {}): Written {
+  const minimal = answer.preference === 'minimal' && Object.keys(shown).length === 0
+  setValidators(reply, views.validators(row, standing, minimal ? undefined : answer.selection))
+  if (answer.preference !== undefined) {
+    preferenceApplied(reply, `return=${minimal ? 'minimal' : 'representation'}`)
+    varyByPrefer(reply)
+  }
+  if (minimal) {
+    reply.code(reply.statusCode === 201 ? 201 : 204)
+    return undefined
+  }
+  return bodyOf(request, reply, answer.selection, { ...views.detail(row, standing, answer.selection), ...shown })
 }
 
 /**

@@ -58,6 +58,17 @@ export interface Exchange {
   text: string
   /** The body is not checked: a stream (server-sent events, checked by its status and headers), or one reported already. */
   skipBody?: boolean
+  /** The request asked for some fields (`fields=`): a representation has those, so the schemas' required fields may be absent. */
+  partial?: boolean
+  /** The request asked for no representation (`Prefer: return=minimal`): a create's 201 may have no body. */
+  minimal?: boolean
+}
+
+/** The document with no required properties: what an answer to `fields=` is held to. */
+function withoutRequired(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutRequired)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'required' || !Array.isArray((value as Record<string, unknown>)[key])).map(([key, inner]) => [key, withoutRequired(inner)]))
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
@@ -142,7 +153,7 @@ export function contract(document: OpenApiDocument) {
     if (method === 'HEAD' || exchange.skipBody) return problems
     if (text === '') {
       // 204 and 304 have no content in the document: an empty body is theirs.
-      if (response.content) problems.push(`${at}: an empty body, where the document has ${Object.keys(response.content).join(', ')}`)
+      if (response.content && !(exchange.minimal && status === 201)) problems.push(`${at}: an empty body, where the document has ${Object.keys(response.content).join(', ')}`)
       return problems
     }
     const media = type === undefined ? undefined : response.content?.[type]
@@ -155,10 +166,12 @@ export function contract(document: OpenApiDocument) {
     return problems
   }
 
+  let relaxed: Contract | undefined
   return {
     document,
     /** What is wrong with an answer; none for one the document describes, or one it need not (see below). */
     problems(exchange: Exchange): string[] {
+      if (exchange.partial && exchange.status < 300) return (relaxed ??= contract(withoutRequired(document) as OpenApiDocument)).problems({ ...exchange, partial: false })
       const method = exchange.method === 'HEAD' ? 'GET' : exchange.method
       const template = templateFor(document, exchange.path)
       const operation = template === undefined ? undefined : document.paths[template]![method.toLowerCase()]
@@ -273,22 +286,22 @@ function jsonOf(sent: Sent): { body?: unknown; problem?: string } {
  */
 export function checkAnswers(app: FastifyInstance, checks: AnswerChecks): void {
   /** The exchange to check for a request, or undefined when it is none of the document's. */
-  const exchangeOf = (method: string, target: string, accept: string | undefined) => {
+  const exchangeOf = (method: string, target: string, accept: string | undefined, prefer: unknown) => {
     if (!target.startsWith('/')) return undefined
     const path = target.split('?', 1)[0]!
     const at = versionOf(path, accept)
     if (!at || at.path.endsWith('/openapi.json') || checks.ignore?.(method, path)) return undefined
     const contract = contractOf(app, at.version)
-    return contract && { contract, method, path: at.path }
+    return contract && { contract, method, path: at.path, partial: /[?&]fields=/.test(target), minimal: /return=minimal/i.test(String(prefer ?? '')) }
   }
-  const check = ({ contract, method, path }: NonNullable<ReturnType<typeof exchangeOf>>, sent: Sent) => {
+  const check = ({ contract, method, path, partial, minimal }: NonNullable<ReturnType<typeof exchangeOf>>, sent: Sent) => {
     const { body, problem } = jsonOf(sent)
     if (problem) checks.report(`${method} ${path} → ${sent.status}: ${problem}`)
     const skipBody = sent.streamed || problem !== undefined
-    for (const found of contract.problems({ method, path, status: sent.status, headers: headersOf(sent.headers), body, text: sent.text, skipBody })) checks.report(found)
+    for (const found of contract.problems({ method, path, status: sent.status, headers: headersOf(sent.headers), body, text: sent.text, skipBody, partial, minimal })) checks.report(found)
   }
   app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-    const exchange = request.headers.host === undefined ? undefined : exchangeOf(request.method ?? 'GET', request.url ?? '', request.headers.accept)
+    const exchange = request.headers.host === undefined ? undefined : exchangeOf(request.method ?? 'GET', request.url ?? '', request.headers.accept, request.headers.prefer)
     if (exchange) record(response, request.method === 'HEAD', (sent) => check(exchange, sent))
   })
   const inject = app.inject.bind(app)
@@ -296,7 +309,8 @@ export function checkAnswers(app: FastifyInstance, checks: AnswerChecks): void {
   app.inject = ((options?: string | InjectOptions, callback?: unknown) => {
     if (options === undefined || callback !== undefined) return (inject as (...args: unknown[]) => unknown)(options, callback)
     const { method = 'GET', headers = {} } = typeof options === 'string' ? {} : options
-    const exchange = exchangeOf(method.toUpperCase(), typeof options === 'string' ? options : targetOf(options), lowerCased(headers).accept as string | undefined)
+    const asked = lowerCased(headers)
+    const exchange = exchangeOf(method.toUpperCase(), typeof options === 'string' ? options : targetOf(options), asked.accept as string | undefined, asked.prefer)
     return inject(options).then((response) => {
       if (exchange) check(exchange, { status: response.statusCode, headers: response.headers, text: response.payload, streamed: false })
       return response

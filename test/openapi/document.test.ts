@@ -174,7 +174,7 @@ eachDatabase(t, async (t, api) => {
   t.test('a list documents the parameters its parser reads', async (t) => {
     const list = v2.paths['/api/v2/products']!.get!
     const names = new Set(list.parameters!.filter((p) => p.in === 'query').map((p) => p.name))
-    for (const name of ['page', 'size', 'sort', 'order', 'cursor', 'status', 'status[in]', 'price[gte]', 'name[contains]', 'description[null]']) t.ok(names.has(name), name)
+    for (const name of ['page', 'size', 'sort', 'order', 'cursor', 'fields', 'status', 'status[in]', 'price[gte]', 'name[contains]', 'description[null]']) t.ok(names.has(name), name)
     t.notOk(names.has('cost[contains]'), 'contains only on searchable fields')
     // What the document calls valid, the parser takes; and the other way round.
     const schemaOf = (name: string) => list.parameters!.find((p) => p.name === name)!.schema as { pattern?: string; maximum?: number }
@@ -195,12 +195,13 @@ eachDatabase(t, async (t, api) => {
     t.equal((await api.anonymous.get('/api/v2/products?page=2147483648')).status, 400, 'past the documented maximum: 400')
     const item = v2.paths['/api/v2/products/{id}']!.get!
     t.same(item.parameters!.map((p) => [p.in, p.name, p.required]), [
+      ['query', 'fields', false],
       ['path', 'id', true],
       ['header', 'If-None-Match', false],
       ['header', 'If-Modified-Since', false],
       ['header', 'If-Match', false],
       ['header', 'If-Unmodified-Since', false],
-    ], 'the id, and the conditional request headers')
+    ], 'the fields, the id, and the conditional request headers')
     // Orders need If-Match on every change (428 without it); products do not.
     const ifMatch = (path: string) => v2.paths[path]!.patch!.parameters!.find((p) => p.name === 'If-Match')
     t.match(ifMatch('/api/v2/orders/{id}'), { in: 'header', required: true })

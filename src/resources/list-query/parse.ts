@@ -27,7 +27,7 @@ const OPERATORS: Record<Field['kind'], readonly string[]> = {
 const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
-const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor'])
+const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields'])
 /** A key's name and its operator: `price[gt]`, `sizee`. */
 const KEY_PARTS = /^(.*?)(\[[^\]]*\])?$/
 /** A sign before a sort field, as other APIs say "descending" (`+` arrives as a space in a query string). */
@@ -212,7 +212,7 @@ function operatorSchema(field: Field, op: string): TSchema {
  * The query parameters of a list, as the document shows them: built from the same spec and
  * operator table the parser uses, so the two name the same parameters.
  */
-export function listQuerySchema(spec: ListSpec): TObject {
+export function listQuerySchema(spec: ListSpec, fields: TSchema): TObject {
   const sortable = [...spec.sortable.keys()]
   // parseSort: names split on commas, each once; so all of them is the longest sort, and as many directions the longest order.
   const name = sortable.length > 0 ? `(${sortable.join('|')})` : '(?!)'
@@ -231,6 +231,7 @@ export function listQuerySchema(spec: ListSpec): TObject {
     })),
     order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', maxLength: longestOrder, description: 'asc or desc: one for every sort field, or one per field.' })),
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
+    fields: Type.Optional(fields),
     ...filters,
   })
 }
