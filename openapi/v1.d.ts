@@ -1912,6 +1912,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2366,6 +2368,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2890,6 +2894,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 rating?: number;
                 /** @description Not equal to. */
@@ -3359,6 +3365,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
                 /** @description Not equal to. */
@@ -3836,6 +3844,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 product_id?: string;
                 /** @description Not equal to. */
@@ -4307,6 +4317,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 url?: string;
                 /** @description Not equal to. */
@@ -4755,6 +4767,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Not equal to. */

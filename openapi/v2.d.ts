@@ -1770,6 +1770,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2196,6 +2198,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 name?: string;
                 /** @description Not equal to. */
@@ -2692,6 +2696,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 rating?: number;
                 /** @description Not equal to. */
@@ -3133,6 +3139,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
                 /** @description Not equal to. */
@@ -3582,6 +3590,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 product_id?: string;
                 /** @description Not equal to. */
@@ -4025,6 +4035,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 url?: string;
                 /** @description Not equal to. */
@@ -4445,6 +4457,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
                 /** @description Equal to; repeat for any of several. */
                 status?: "pending" | "succeeded" | "failed";
                 /** @description Not equal to. */

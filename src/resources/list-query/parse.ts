@@ -10,6 +10,7 @@ import { decodeCursor } from './cursor.js'
 import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
 import { Int32 } from '../../schema-types.js'
 import { closestName } from './suggest.js'
+import { MAX_FILTER_EXPRESSION_LENGTH, parseFilterExpression } from './filter-expression.js'
 
 export type RawQuery = Record<string, string | string[] | undefined>
 
@@ -27,7 +28,7 @@ const OPERATORS: Record<Field['kind'], readonly string[]> = {
 const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
-const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields'])
+const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields', 'filter'])
 /** A key's name and its operator: `price[gt]`, `sizee`. */
 const KEY_PARTS = /^(.*?)(\[[^\]]*\])?$/
 /** A sign before a sort field, as other APIs say "descending" (`+` arrives as a space in a query string). */
@@ -167,6 +168,12 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
   const sort = parseSort(single('sort', query.sort, problems), single('order', query.order, problems), spec, problems)
   const cursor = parseCursor(single('cursor', query.cursor, problems), query.page !== undefined, sort, problems)
   const filters: Filter[] = []
+  const expression = single('filter', query.filter, problems)
+  if (expression !== undefined) {
+    const parsed = parseFilterExpression(expression, spec)
+    if (parsed.ok) filters.push(parsed.filter)
+    else problems.add('filter', parsed.reason)
+  }
   for (const [key, raw] of Object.entries(query)) {
     if (RESERVED.has(key) || raw === undefined) continue
     const filter = parseFilter(key, Array.isArray(raw) ? raw : [raw], spec, problems)
@@ -232,6 +239,14 @@ export function listQuerySchema(spec: ListSpec, fields: TSchema): TObject {
     order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', maxLength: longestOrder, description: 'asc or desc: one for every sort field, or one per field.' })),
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
     fields: Type.Optional(fields),
+    filter: Type.Optional(Type.String({
+      maxLength: MAX_FILTER_EXPRESSION_LENGTH,
+      description:
+        'An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), ' +
+        'values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. ' +
+        `At most ${MAX_FILTER_EXPRESSION_LENGTH} characters, 20 comparisons, 5 levels. Combines with the other filters by AND. ` +
+        'Example: status = "active" AND (price < 10 OR name : "mug").',
+    })),
     ...filters,
   })
 }

@@ -26,6 +26,10 @@ export type Filter =
   /** Case-insensitive substring match. */
   | { kind: 'contains'; field: Field; value: string }
   | { kind: 'null'; field: Field; isNull: boolean }
+  /** `filter=`: every one of them (AND), any of them (OR), not this one (NOT). */
+  | { kind: 'all'; filters: Filter[] }
+  | { kind: 'any'; filters: Filter[] }
+  | { kind: 'negate'; filter: Filter }
 
 /** Where a keyset page starts: after (or, backward, before) a row with these sort-key values. */
 export interface CursorPosition {

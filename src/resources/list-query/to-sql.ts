@@ -45,6 +45,14 @@ class Values {
 }
 
 function condition(filter: Filter, values: Values): string {
+  switch (filter.kind) {
+    case 'all':
+      return `(${filter.filters.map((inner) => condition(inner, values)).join(' AND ')})`
+    case 'any':
+      return `(${filter.filters.map((inner) => condition(inner, values)).join(' OR ')})`
+    case 'negate':
+      return `NOT (${condition(filter.filter, values)})`
+  }
   const column = columnOf(filter.field)
   switch (filter.kind) {
     case 'anyOf':
