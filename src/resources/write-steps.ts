@@ -55,7 +55,8 @@ export type Written = Representation | string | undefined
 /** Read before anything is written: a `fields` the collection cannot answer is a 400 that changes nothing. */
 export function answerOf({ select }: HandlerContext, request: FastifyRequest): Answer {
   const selection = select((request.query as Record<string, unknown>).fields)
-  const preference = preferences(request).get('return')
+  // Most writes carry no Prefer: they pay for one header lookup.
+  const preference = request.headers.prefer === undefined ? undefined : preferences(request).get('return')
   return { selection, preference: preference === 'minimal' || preference === 'representation' ? preference : undefined }
 }
 

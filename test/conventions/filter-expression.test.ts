@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import { shopCollections } from '../../src/collections/index.js'
 import { MAX_COMPARISONS, parseFilterExpression } from '../../src/resources/list-query/filter-expression.js'
-import { eachDatabase, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, V1, type Api, type Response } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
 const spec = shopCollections('open').find((collection) => collection.name === 'products')!.listSpec
@@ -45,7 +45,7 @@ const EXPRESSIONS: [string, (item: Item) => boolean][] = [
 
 async function seed(api: Api): Promise<void> {
   for (const item of ITEMS) {
-    const created = await api.admin.post(`${V1}/products`, productBody(item))
+    const created = await api.admin.post(`${V1}/products`, productBody({ ...item }))
     if (created.status !== 201) throw new Error(created.text)
   }
 }
@@ -73,9 +73,9 @@ t.test('filter combines with the bracket filters by AND, and pages by cursor in 
     const seen: string[] = []
     let next: string | undefined = `${V1}/products?filter=${filter}&sort=price&order=desc&size=2&cursor=`
     while (next) {
-      const page: Awaited<ReturnType<typeof api.anonymous.get>> = await api.anonymous.get(next)
+      const page: Response<Item[]> = await api.anonymous.get<Item[]>(next)
       t.equal(page.status, 200)
-      seen.push(...page.body.map((item: Item) => item.name))
+      seen.push(...page.body.map((item) => item.name))
       next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
     }
     t.strictSame(seen, ['Teapot', 'Red mug', 'Tea towel', 'Blue mug'], 'every match once, in order, across pages')
