@@ -2102,7 +2102,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2121,7 +2121,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2368,6 +2368,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -2603,6 +2613,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -2629,7 +2649,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2648,7 +2668,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -2894,6 +2914,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -3066,6 +3096,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -3094,7 +3134,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3113,7 +3153,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3365,6 +3405,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -3549,6 +3599,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -3575,7 +3635,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3594,7 +3654,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -3844,6 +3904,20 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -4017,6 +4091,20 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -4045,7 +4133,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4064,7 +4152,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4317,6 +4405,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -4475,6 +4571,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -4501,7 +4605,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4520,7 +4624,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4767,6 +4871,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: webhook, webhook.deliveries. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook]"?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[webhook.deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook.deliveries]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -4864,6 +4976,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: webhook, webhook.deliveries. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook]"?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[webhook.deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook.deliveries]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -4892,7 +5012,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
@@ -4911,7 +5031,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];

@@ -1953,7 +1953,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1969,7 +1969,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2198,6 +2198,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -2426,6 +2436,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -2452,7 +2472,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,7 +2488,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2696,6 +2716,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -2861,6 +2891,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -2889,7 +2929,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2905,7 +2945,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3139,6 +3179,16 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -3316,6 +3366,16 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -3342,7 +3402,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3358,7 +3418,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3590,6 +3650,20 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -3756,6 +3830,20 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -3784,7 +3872,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3800,7 +3888,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4035,6 +4123,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -4186,6 +4282,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -4212,7 +4316,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,7 +4332,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4457,6 +4561,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: webhook, webhook.deliveries. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook]"?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[webhook.deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook.deliveries]"?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */
@@ -4550,6 +4662,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Related items to embed, comma-separated: webhook, webhook.deliveries. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook]"?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[webhook.deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[webhook.deliveries]"?: string;
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -4578,7 +4698,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,7 +4714,7 @@ export interface operations {
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
                     ETag: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -40,6 +40,7 @@ import { installDocsPage } from './openapi/docs-page.js'
 import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
+import { relationsOf } from './resources/relations.js'
 import { installMetrics } from './observability/metrics.js'
 import { serviceMetrics } from './observability/service-metrics.js'
 import { webhookCollections } from './webhooks/collections.js'
@@ -184,7 +185,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ['/docs', [], () => installDocsPage(app, versions)],
   ]
 
-  const services = { keys, events: events.log, outbox: events.outbox, countLimit: config.countLimit }
+  const services = { keys, events: events.log, outbox: events.outbox, countLimit: config.countLimit, relations: relationsOf(collections) }
   const tags = [
     { name: 'sessions', description: 'Signing in and out with a session cookie.' },
     { name: 'tokens', description: 'Bearer tokens for scripts and servers.' },

@@ -36,9 +36,21 @@ export function itemTag(version: number, updatedAt: Date, variant = '', selectio
   return `"v${version}.${updatedAt.getTime().toString(36)}${variant && `.${variant}`}${selection === undefined ? '' : `~${selection}`}"`
 }
 
-const ITEM_TAG = /^"v(\d+)\.([0-9a-z]+)(?:\.([0-9a-z]+))?(?:~[0-9a-z]+)?"$/
-/** The fields part of an item tag: If-Match asks whether the item is the version the client read, whatever fields it read of it. */
-const SELECTION = /~[0-9a-z]+"$/
+/**
+ * An item tag whose representation embeds related items (`include=`): the tag of the item's own
+ * part with a hash of the embedded ones after `+`, so that it changes when they do.
+ */
+export function withEmbedded(etag: string, embedded: unknown): string {
+  const hash = createHash('sha256').update(JSON.stringify(embedded)).digest('base64url').slice(0, 16)
+  return `${etag.slice(0, -1)}${etag.includes('~') ? '' : '~'}+${hash}"`
+}
+
+const ITEM_TAG = /^"v(\d+)\.([0-9a-z]+)(?:\.([0-9a-z]+))?(?:~[0-9a-z]*(?:\+[\w-]+)?)?"$/
+/**
+ * The part of an item tag after `~`, the fields asked for and the items embedded: If-Match asks
+ * whether the item is the version the client read, whatever it read of it and with it.
+ */
+const SELECTION = /~[0-9a-z]*(?:\+[\w-]+)?"$/
 const versionOf = (tag: string) => tag.replace(SELECTION, '"')
 
 /**

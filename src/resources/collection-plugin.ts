@@ -7,6 +7,7 @@ import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import type { Collection } from './collection.js'
 import { fieldsParameter } from './field-selection.js'
+import { includeParameters } from './include.js'
 import { listQuerySchema } from './list-query/parse.js'
 import { restrictedReads } from './permissions.js'
 import type { Params } from './caller-access.js'
@@ -42,7 +43,9 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const readOnlyFields = new Set(collection.readOnly)
   const created = createdSchema(collection, schemas.item)
   const fields = fieldsParameter(collection)
-  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, fields, query: listQuerySchema(collection.listSpec, fields) })
+  const include = includeParameters(collection, services.relations)
+  const query = listQuerySchema(collection.listSpec, fields, include)
+  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, fields, include, query })
   const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 

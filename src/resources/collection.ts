@@ -135,6 +135,13 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
    * total, a product's rating), so a write here changes the parent too and records its event.
    */
   parent?: { collection: Collection; field: ColumnOf<M>; aggregates?: boolean }
+  /**
+   * Items of other collections this one's rows point at, by relation name: `include=<name>` embeds
+   * them (src/resources/relations.ts). `field` holds the other item's id; `collection` names a
+   * top-level collection the service serves. A parent and child collections are relations
+   * without being declared.
+   */
+  references?: Readonly<Record<string, { field: ColumnOf<M>; collection: string }>>
   /** A state machine on one field (src/resources/states.ts): moves checked, guarded and carried out on PUT and PATCH. */
   states?: StateMachine
   /**
@@ -266,6 +273,7 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
     throw new TypeError(`collection ${name}: an owner-or-admin rule needs an owner field, here or on the parent`)
   }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  pick(field, Object.values(options.references ?? {}).map((reference) => reference.field), 'reference', name)
   checkColumns(options, fields)
   if (options.states) {
     const state = pick(field, [options.states.field], 'state', name).get(options.states.field)!

@@ -70,12 +70,13 @@ export function fieldSelector(collection: Collection): FieldSelector {
 }
 
 /**
- * The body of a representation: as it is, or with `fields=` written out here, in the media type
- * negotiated for it: the route's serializer follows the default representation's schema, which
- * requires its fields.
+ * The body of a representation: as it is, or, when it is not the route's (`asked`: the fields a
+ * client asked for, or related items embedded), written out here in the media type negotiated
+ * for it: the route's serializer follows the default representation's schema, which requires its
+ * fields and drops any other.
  */
-export function bodyOf<T>(request: FastifyRequest, reply: FastifyReply, selection: FieldSelection | undefined, body: T): T | string {
-  if (!selection) return body
+export function bodyOf<T>(request: FastifyRequest, reply: FastifyReply, asked: boolean, body: T): T | string {
+  if (!asked) return body
   reply.type(request.responseType)
   return JSON.stringify(body)
 }

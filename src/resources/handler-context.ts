@@ -6,6 +6,8 @@ import type { IdempotencyKeys } from '../db/idempotency.js'
 import { callerAccess, type CallerAccess } from './caller-access.js'
 import type { Collection, EventAction } from './collection.js'
 import { fieldSelector, type FieldSelector } from './field-selection.js'
+import { includer, type IncludePlan } from './include.js'
+import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
 import { createStore, type Store } from './store.js'
 import { collectionViews, type Views } from './views.js'
@@ -25,6 +27,8 @@ export interface CollectionServices {
   keys: IdempotencyKeys
   /** A list counts matching rows up to this many (COUNT_LIMIT). */
   countLimit: number
+  /** Every collection's relations (src/resources/relations.ts). */
+  relations: ReadonlyMap<Collection, ReadonlyMap<string, Relation>>
 }
 
 /**
@@ -40,6 +44,8 @@ export interface HandlerContext extends CollectionServices, CallerAccess, Views 
   parentStore: Store | undefined
   /** The fields a request asks for (`fields=`), parsed. */
   select: FieldSelector
+  /** The related items a request embeds (`include=`), parsed; undefined without `include`. */
+  include(query: Record<string, unknown>): IncludePlan | undefined
 }
 
 /**
@@ -61,6 +67,12 @@ const storeOf = (db: Database, collection: Collection, countLimit: number) =>
 export function handlerContext(collection: Collection, db: Database, versionNumber: number, services: CollectionServices): HandlerContext {
   const parent = collection.options.parent
   const parentStore = parent && storeOf(db, parent.collection, services.countLimit)
+  const related = new Map<Collection, Views>()
+  const viewsOf = (target: Collection) => {
+    let views = related.get(target)
+    if (!views) related.set(target, (views = collectionViews(target, versionNumber)))
+    return views
+  }
   return {
     ...services,
     ...callerAccess(collection, parentStore),
@@ -70,5 +82,6 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     store: storeOf(db, collection, services.countLimit),
     parentStore,
     select: fieldSelector(collection),
+    include: includer(collection, services.relations, viewsOf),
   }
 }

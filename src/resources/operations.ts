@@ -75,6 +75,8 @@ export interface CollectionParts {
   query: TObject
   /** The `fields` parameter (src/resources/field-selection.ts). */
   fields: TSchema
+  /** The `include` parameters of a read (src/resources/include.ts). */
+  include: Record<string, TSchema>
 }
 
 /**
@@ -108,6 +110,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     ? 'Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.'
     : 'If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.'
   const answered = Type.Object({ fields: Type.Optional(parts.fields) })
+  const readQuery = Type.Object({ fields: Type.Optional(parts.fields), ...Object.fromEntries(Object.entries(parts.include).map(([name, schema]) => [name, Type.Optional(schema)])) })
   const onDelete: DocumentedRoute = { params, headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []) }
   const onChange: DocumentedRoute = {
     params,
@@ -138,10 +141,11 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       description: `${WHO[access.read]} If-None-Match or If-Modified-Since answer 304 without a body when the item has not changed.`,
       security: security(access.read),
       response: {
-        200: success('The item.', item, ['ETag', 'Last-Modified']),
-        304: noBody('Not modified: the If-None-Match tag is current.', ['ETag', 'Last-Modified']),
+        // Not with include=: the item's own time says nothing of what it embeds.
+        200: success('The item.', item, ['ETag', 'Last-Modified?']),
+        304: noBody('Not modified: the If-None-Match tag is current.', ['ETag', 'Last-Modified?']),
       },
-    }, { params, querystring: answered, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 400, 404, 412])),
+    }, { params, querystring: readQuery, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 400, 404, 412])),
   }
   // PUT and PATCH differ in their body only.
   const change = (operationId: string, summary: string, consumes: string[], body: TSchema, semantics: string) =>

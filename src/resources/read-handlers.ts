@@ -1,16 +1,18 @@
 /** GET (and HEAD) of a collection, a page by number or by cursor, and of one item; conditional on their ETags. */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { allowCaching, entityTag, evaluate, setValidators, type Validators } from '../http/conditional.js'
+import { allowCaching, entityTag, evaluate, setValidators, withEmbedded, type Validators } from '../http/conditional.js'
 import { requestPath } from '../http/request-target.js'
 import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
 import { appendHeader } from '../http/response-headers.js'
 import { notFound, type Params } from './caller-access.js'
 import { bodyOf } from './field-selection.js'
 import type { HandlerContext } from './handler-context.js'
+import { embedded, embeddedSelect, type IncludePlan } from './include.js'
 import { cursorPage } from './list-query/cursor.js'
 import { cursorLinks, pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import type { Representation, Row } from './represent.js'
+import type { Extra } from './store.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
 function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
@@ -21,16 +23,23 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
 }
 
 // Reads that follow no write of theirs may be served by a read replica (db.replica).
-export const listHandler = ({ collection, db, store, summary, authorize, placement, select }: HandlerContext) =>
+/** The select list's additions for the related items a request embeds (include=). */
+const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): Extra | undefined =>
+  included && ((outer, add) => embeddedSelect(included, request.caller, outer, add))
+
+export const listHandler = ({ collection, db, store, summary, authorize, placement, select, include }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
     const plan = parseListQuery(query, collection.listSpec, exactCount)
     const selection = select(query.fields)
+    const included = include(query)
     const { scope, standing } = await placement(request, 'list', request.params)
-    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns)
-    const represent = (row: Row) => summary(row, standing(row), selection)
+    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns, extraFor(included, request))
+    const represent = included
+      ? (row: Row) => ({ ...summary(row, standing(row), selection), ...embedded(included, row, request.caller) })
+      : (row: Row) => summary(row, standing(row), selection)
     const path = requestPath(request)
     let body: Representation[]
     let link: string
@@ -50,16 +59,25 @@ export const listHandler = ({ collection, db, store, summary, authorize, placeme
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
     const etag = entityTag([body, total ?? null, link])
-    return conditionalRead(request, reply, bodyOf(request, reply, selection, body), { etag }, collection.options.cacheMaxAge)
+    const asked = selection !== undefined || included !== undefined
+    return conditionalRead(request, reply, bodyOf(request, reply, asked, body), { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing, select }: HandlerContext) =>
+export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing, select, include }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'read')
-    const selection = select((request.query as RawQuery).fields)
-    const row = await store.find(scopeOf(request.params), db.replica, selection?.columns)
+    const query = request.query as RawQuery
+    const selection = select(query.fields)
+    const included = include(query)
+    const row = await store.find(scopeOf(request.params), db.replica, selection?.columns, extraFor(included, request))
     if (!row) throw notFound()
     const caller = await standing(request, 'read', request.params, row)
-    const body = bodyOf(request, reply, selection, detail(row, caller, selection))
-    return conditionalRead(request, reply, body, validators(row, caller, selection), collection.options.cacheMaxAge)
+    const representation = detail(row, caller, selection)
+    const tags = validators(row, caller, selection)
+    if (!included) return conditionalRead(request, reply, bodyOf(request, reply, selection !== undefined, representation), tags, collection.options.cacheMaxAge)
+    // The related items are part of the representation: its ETag changes with them, and
+    // Last-Modified, the item's own, would not, so it is not sent.
+    const related = embedded(included, row, request.caller)
+    const body = bodyOf(request, reply, true, { ...representation, ...related })
+    return conditionalRead(request, reply, body, { etag: withEmbedded(tags.etag, related) }, collection.options.cacheMaxAge)
   }

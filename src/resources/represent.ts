@@ -11,7 +11,8 @@ const asIs: Convert = (value) => value
 const decimal: Convert = (value) => (value === null ? null : Number(value))
 // BIGINT columns come as strings from pg and as bigints from Prisma; the ids they hold are safe integers.
 const integer: Convert = (value) => (typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value)
-const timestamp: Convert = (value) => (value instanceof Date ? value.toISOString() : value)
+// A row's timestamps are Dates; an embedded row's (include=, as JSON) are PostgreSQL's text, with its offset.
+const timestamp: Convert = (value) => (value instanceof Date ? value.toISOString() : typeof value === 'string' ? new Date(value).toISOString() : value)
 
 const converterOf = (field: Field): Convert =>
   field.kind === 'number' ? decimal : field.kind === 'integer' ? integer : field.kind === 'datetime' ? timestamp : asIs

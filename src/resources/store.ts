@@ -16,6 +16,12 @@ import type { Row } from './represent.js'
 export type Scope = Record<string, unknown>
 
 /**
+ * More of a read's select list (`, (subquery) AS "name"` ...), as expressions on the row `outer`
+ * (the table, or a list's alias), its values added as parameters with `add`.
+ */
+export type Extra = (outer: string, add: (value: unknown) => string) => string
+
+/**
  * How a write holds the row it read until its transaction ends: `keep` only against its deletion
  * (FOR KEY SHARE: a parent while its item is created), `change` lets others still add rows that
  * refer to it (FOR NO KEY UPDATE), `delete` does not (FOR UPDATE).
@@ -49,10 +55,10 @@ export interface Guards {
 }
 
 export interface Store {
-  /** A list page, on the primary or on a replica (`on`); `selected`: only these columns and the sort keys (`fields=`). */
-  list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[]): Promise<ListResult>
-  /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`). */
-  find(scope: Scope, on?: Statements, selected?: readonly string[]): Promise<Row | null>
+  /** A list page, on the primary or on a replica (`on`); `selected`: only these columns and the sort keys (`fields=`); `extra`: more of each row (`include=`). */
+  list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<ListResult>
+  /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`); `extra`: more of it (`include=`). */
+  find(scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<Row | null>
   /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
   exists(scope: Scope, on?: Statements, lock?: LockStrength): Promise<boolean>
   /** The row, when `tx` changed it (a trigger's doing). */
@@ -140,15 +146,17 @@ function rowStatements(table: string, columns: readonly string[]) {
   const first = async (on: Statements, text: string, name: string | undefined, values: unknown[]) => (await on.query<Row>(text, values, name))[0] ?? null
   const scoped = (scope: Scope) => Object.keys(scope)
   return {
-    /** `selected`: only these columns (`fields=`), else every one. */
-    read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false, selected?: readonly string[]) {
+    /** `selected`: only these columns (`fields=`), else every one; `extra`: more of the select list (`include=`), on the table's row. */
+    read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false, selected?: readonly string[], extra?: Extra) {
       const keys = scoped(scope)
+      const values = keys.map((key) => scope[key])
+      const more = extra?.(quote(table), (value) => `$${values.push(value)}`) ?? ''
       // The row version this transaction wrote (its trigger's doing) has this transaction's id as xmin.
       const changed = changedHere ? ` AND "xmin" = pg_current_xact_id()::xid` : ''
-      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}|${selected?.join(',') ?? ''}`, () =>
-        `SELECT ${selected ? columnList(selected) : list} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
+      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}|${selected?.join(',') ?? ''}|${more}`, () =>
+        `SELECT ${selected ? columnList(selected) : list}${more} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
       )
-      return first(on, text, name, keys.map((key) => scope[key]))
+      return first(on, text, name, values)
     },
     insert(on: Statements, data: Row) {
       const keys = Object.keys(data)
@@ -253,10 +261,10 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const listName = listNames()
   const { countLimit } = options
   return {
-    async list(plan, scope, on = db, selected) {
+    async list(plan, scope, on = db, selected, extra) {
       // A cursor is made from the last row's sort keys: they are read whatever the fields.
       const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...plan.sort.map((key) => key.field.name)])], 'r') }
-      const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit)
+      const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit, extra)
       const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.
       const count = Number(found[0]![TOTAL])
@@ -264,7 +272,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
       // An empty page is one row of nulls, there to carry the count.
       return { rows: found[0]!.id === null ? [] : found, total }
     },
-    find: (scope, on = db, selected) => rows.read(on, scope, undefined, false, selected),
+    find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected, extra),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),

@@ -77,7 +77,7 @@ export function written(views: Views, request: FastifyRequest, reply: FastifyRep
     reply.code(reply.statusCode === 201 ? 201 : 204)
     return undefined
   }
-  return bodyOf(request, reply, answer.selection, { ...views.detail(row, standing, answer.selection), ...shown })
+  return bodyOf(request, reply, answer.selection !== undefined, { ...views.detail(row, standing, answer.selection), ...shown })
 }
 
 /**

@@ -193,7 +193,7 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
 
 t.test('a bad list parameter says what works: every known parameter, paging and sorting too, the nearest name, and order for a sign (EP-21, ERR-05)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const known = 'list parameters: page, size, sort, order, cursor, fields, filter; filterable fields: name, sku, price, stock, status, tags, description, review_count, created_at, updated_at'
+    const known = 'list parameters: page, size, sort, order, cursor, fields, filter, include; filterable fields: name, sku, price, stock, status, tags, description, review_count, created_at, updated_at'
     const unknown = (hint: string) => `is not a known parameter${hint}; ${known}`
     const signed = (name: string, use: string) => ({ field: 'sort', reason: `cannot sort by "${name}"; the direction goes in order: ${use}` })
     const cases: [query: string, details: { field: string; reason: string }[]][] = [

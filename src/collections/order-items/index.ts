@@ -26,6 +26,7 @@ export const orderItems = defineCollection({
   // No owner of their own: the order's owner owns its items.
   // The order's total is the sum of its items (a trigger): its event follows each change.
   parent: { collection: orders, field: 'order_id', aggregates: true },
+  references: { product: { field: 'product_id', collection: 'products' } },
   sortable: ['quantity', 'unit_price', 'created_at'],
   filterable: ['product_id', 'quantity', 'created_at'],
   access: { list: 'owner-or-admin', read: 'owner-or-admin', create: 'owner-or-admin', update: 'owner-or-admin', delete: 'owner-or-admin' },

@@ -10,6 +10,7 @@ export const reviews = defineCollection({
   // The product keeps its review count and rating (a trigger): its event follows each change.
   parent: { collection: products, field: 'product_id', aggregates: true },
   owner: 'author_id',
+  references: { author: { field: 'author_id', collection: 'users' } },
   sortable: ['rating', 'created_at', 'updated_at'],
   filterable: ['rating', 'author_id', 'created_at'],
   access: { list: 'public', read: 'public', create: 'authenticated', update: 'owner-or-admin', delete: 'owner-or-admin' },

@@ -28,7 +28,9 @@ const OPERATORS: Record<Field['kind'], readonly string[]> = {
 const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
-const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields', 'filter'])
+const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields', 'filter', 'include'])
+/** Keys that belong to `include` (src/resources/include.ts), not to the filters: `include[reviews][size]`, `fields[reviews]`. */
+export const INCLUDE_KEY = /^(include|fields)\[/
 /** A key's name and its operator: `price[gt]`, `sizee`. */
 const KEY_PARTS = /^(.*?)(\[[^\]]*\])?$/
 /** A sign before a sort field, as other APIs say "descending" (`+` arrives as a space in a query string). */
@@ -175,7 +177,7 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
     else problems.add('filter', parsed.reason)
   }
   for (const [key, raw] of Object.entries(query)) {
-    if (RESERVED.has(key) || raw === undefined) continue
+    if (RESERVED.has(key) || INCLUDE_KEY.test(key) || raw === undefined) continue
     const filter = parseFilter(key, Array.isArray(raw) ? raw : [raw], spec, problems)
     if (filter) filters.push(filter)
   }
@@ -219,7 +221,7 @@ function operatorSchema(field: Field, op: string): TSchema {
  * The query parameters of a list, as the document shows them: built from the same spec and
  * operator table the parser uses, so the two name the same parameters.
  */
-export function listQuerySchema(spec: ListSpec, fields: TSchema): TObject {
+export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record<string, TSchema> = {}): TObject {
   const sortable = [...spec.sortable.keys()]
   // parseSort: names split on commas, each once; so all of them is the longest sort, and as many directions the longest order.
   const name = sortable.length > 0 ? `(${sortable.join('|')})` : '(?!)'
@@ -239,6 +241,7 @@ export function listQuerySchema(spec: ListSpec, fields: TSchema): TObject {
     order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', maxLength: longestOrder, description: 'asc or desc: one for every sort field, or one per field.' })),
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
     fields: Type.Optional(fields),
+    ...Object.fromEntries(Object.entries(include).map(([name, schema]) => [name, Type.Optional(schema)])),
     filter: Type.Optional(Type.String({
       maxLength: MAX_FILTER_EXPRESSION_LENGTH,
       description:

@@ -101,7 +101,14 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values): strin
  * without visiting the table, then those rows. A plain OFFSET fetches every skipped row: on
  * 10,000 products, 1,698 pages a second against 7,958 (docs/performance.md).
  */
-export function listStatement(target: ListTable, plan: ListPlan, scope: Record<string, unknown>, countLimit: number): ListStatement {
+export function listStatement(
+  target: ListTable,
+  plan: ListPlan,
+  scope: Record<string, unknown>,
+  countLimit: number,
+  /** More of each row's select list (`include=`): expressions on the row `outer`, their values added with `add`. */
+  extra?: (outer: string, add: (value: unknown) => string) => string,
+): ListStatement {
   const values = new Values()
   const matching = [
     ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
@@ -122,8 +129,9 @@ export function listStatement(target: ListTable, plan: ListPlan, scope: Record<s
     const all = [...conditions, ...seek]
     return `SELECT "id" FROM ${source}${all.length === 0 ? '' : ` WHERE ${all.join(' AND ')}`} ORDER BY ${order(columnOf)} LIMIT ${plan.size + 1}${offset}`
   }
+  const more = extra?.('r', (value) => values.add(value)) ?? ''
   const page = (source: string) =>
-    `LEFT JOIN LATERAL (SELECT ${target.select} FROM (${source}) i JOIN ${target.table} r ON r."id" = i."id") p ON true ` +
+    `LEFT JOIN LATERAL (SELECT ${target.select}${more} FROM (${source}) i JOIN ${target.table} r ON r."id" = i."id") p ON true ` +
     `ORDER BY ${order((field) => `p.${columnOf(field)}`)}`
   const bound = plan.count === 'exact' ? '' : ` LIMIT ${countLimit + 1}`
   if (plan.count === 'bounded' && plan.filters.some((filter) => filter.kind === 'contains')) {
