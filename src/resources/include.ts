@@ -15,6 +15,7 @@ import { Type, type TSchema } from 'typebox'
 import { Int32 } from '../schema-types.js'
 import { fieldSelector, fieldsParameter, type FieldSelection, type FieldSelector } from './field-selection.js'
 import { INCLUDE_KEY } from './list-query/parse.js'
+import { closestName } from './list-query/suggest.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './list-query/plan.js'
 import { quote } from './list-query/to-sql.js'
 import type { Relation } from './relations.js'
@@ -66,7 +67,8 @@ export function includer(
     const relation = relations.get(of)?.get(name)
     if (!relation) {
       const known = namesOf(of)
-      throw invalid('include', `${of.name} has no relation "${name}"${known.length > 0 ? `; relations: ${known.join(', ')}` : ''}`)
+      const hint = closestName(name, known)
+      throw invalid('include', `${of.name} has no relation "${name}"${hint ? ` (did you mean ${hint}?)` : ''}${known.length > 0 ? `; relations: ${known.join(', ')}` : ''}`)
     }
     const sizeKey = `include[${path}][size]`
     const fieldsKey = `fields[${path}]`
