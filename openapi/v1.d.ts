@@ -2360,7 +2360,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page. */
                 size?: number;
-                /** @description Comma-separated fields to sort by, each once: name, sku, price, stock, status, review_count, created_at, updated_at. The id breaks ties. */
+                /** @description Comma-separated fields to sort by, each once: name, sku, price, stock, status, review_count, created_at, updated_at, relevance. The id breaks ties. */
                 sort?: string;
                 /** @description asc or desc: one for every sort field, or one per field. */
                 order?: string;
@@ -2378,6 +2378,8 @@ export interface operations {
                 "fields[reviews.product]"?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 "fields[reviews.author]"?: string;
+                /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
+                q?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
                 filter?: string;
                 /** @description Equal to; repeat for any of several. */

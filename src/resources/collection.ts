@@ -127,6 +127,13 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
    * the search reads the whole table.
    */
   searchable?: readonly string[]
+  /**
+   * Full-text search (`q=`): the text fields whose words it finds, each with its weight in the
+   * relevance order (A the highest, D the lowest). Their words are kept in the table's `search`
+   * column (a `tsvector` with a GIN index, filled by a trigger with the same weights: see the
+   * products' migration).
+   */
+  textSearch?: Readonly<Record<string, 'A' | 'B' | 'C' | 'D'>>
   /** Fields of the item schema computed from stored columns (which need not be in the schema). */
   computed?: Readonly<Record<string, ComputedField>>
   /**
@@ -287,6 +294,11 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
   ]
   const sortable = pick(field, options.sortable ?? [], 'sortable', name)
   const filterable = pick(field, options.filterable ?? [], 'filterable', name)
+  for (const [searched, weight] of Object.entries(options.textSearch ?? {})) {
+    const kind = field.get(searched)?.kind
+    if (kind !== 'string' && kind !== 'string[]') throw new TypeError(`collection ${name}: text search field "${searched}" must be a text field or a list of them`)
+    if (!['A', 'B', 'C', 'D'].includes(weight)) throw new TypeError(`collection ${name}: text search weight "${weight}" must be A, B, C or D`)
+  }
   for (const searched of options.searchable ?? []) {
     if (filterable.get(searched)?.kind !== 'string') throw new TypeError(`collection ${name}: searchable field "${searched}" must be a filterable text field`)
   }
@@ -314,6 +326,7 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
       sortable,
       filterable,
       searchable: new Set(options.searchable),
+      textSearch: options.textSearch,
       id,
     },
     bodies: {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import type { Database, Statements } from '../db/client.js'
 import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
-import type { ListPlan } from './list-query/plan.js'
+import { RELEVANCE, type ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
@@ -263,7 +263,8 @@ export function createStore(db: Database, options: StoreOptions): Store {
   return {
     async list(plan, scope, on = db, selected, extra) {
       // A cursor is made from the last row's sort keys: they are read whatever the fields.
-      const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...plan.sort.map((key) => key.field.name)])], 'r') }
+      const sortKeys = plan.sort.filter((key) => key.field !== RELEVANCE).map((key) => key.field.name)
+      const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...sortKeys])], 'r') }
       const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit, extra)
       const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.

@@ -193,7 +193,7 @@ t.test('every bad list parameter is a 400 INVALID_PARAMETER naming it (EP-21, EP
 
 t.test('a bad list parameter says what works: every known parameter, paging and sorting too, the nearest name, and order for a sign (EP-21, ERR-05)', (t) =>
   eachDatabase(t, async (t, api) => {
-    const known = 'list parameters: page, size, sort, order, cursor, fields, filter, include; filterable fields: name, sku, price, stock, status, tags, description, review_count, created_at, updated_at'
+    const known = 'list parameters: page, size, sort, order, cursor, fields, filter, include, q; filterable fields: name, sku, price, stock, status, tags, description, review_count, created_at, updated_at'
     const unknown = (hint: string) => `is not a known parameter${hint}; ${known}`
     const signed = (name: string, use: string) => ({ field: 'sort', reason: `cannot sort by "${name}"; the direction goes in order: ${use}` })
     const cases: [query: string, details: { field: string; reason: string }[]][] = [
@@ -231,11 +231,15 @@ t.test('the document bounds sort and order as the parser reads them: each sortab
       const status = (await api.anonymous.get(`/api/v2/products?sort=${encodeURIComponent(sort)}`)).status
       t.equal(status, documented('sort', sort) ? 200 : 400, `sort=${sort}: ${status}, as the document says`)
     }
-    t.equal(schemaOf('sort').maxLength, every.length, 'the longest sort names every sortable field')
-    const directions = every.split(',').map(() => 'desc').join(',')
+    // relevance, how well an item matches q, is a sort key when q is given (its description says so).
+    const longest = `${every},relevance`
+    t.equal(schemaOf('sort').maxLength, longest.length, 'the longest sort names every sortable field, and relevance')
+    t.match((list.parameters!.find((p) => p.name === 'q') as { description?: string }).description, /sort=relevance/)
+    const directions = longest.split(',').map(() => 'desc').join(',')
     t.equal(schemaOf('order').maxLength, directions.length, 'the longest order has a direction per field')
-    t.equal((await api.anonymous.get(`/api/v2/products?sort=${every}&order=${directions}`)).status, 200)
-    t.equal((await api.anonymous.get(`/api/v2/products?sort=${every}&order=${directions},asc`)).status, 400, 'one more is refused')
+    t.equal((await api.anonymous.get(`/api/v2/products?q=mug&sort=${longest}&order=${directions}`)).status, 200)
+    t.equal((await api.anonymous.get(`/api/v2/products?q=mug&sort=${longest}&order=${directions},asc`)).status, 400, 'one more is refused')
+    t.equal((await api.anonymous.get(`/api/v2/products?sort=relevance`)).status, 400, 'relevance without q')
     t.equal(schemaOf('cursor').maxLength, MAX_CURSOR_LENGTH)
     t.equal(schemaOf('status[in]').maxLength, MAX_FILTER_LENGTH)
     t.equal((await api.anonymous.get(`/api/v2/products?${'status=draft&'.repeat(MAX_FILTER_LENGTH / 6)}size=1`)).status, 200, 'more values: the filter repeated')

@@ -15,13 +15,15 @@ interface Payload {
 
 const signature = (sort: readonly SortKey[]) => sort.map((key) => `${key.field.name}:${key.direction}`).join(',')
 
-function toJson(value: unknown): string | number | boolean {
+/** A sort key's value as the cursor keeps it: a decimal (a price, a rank) as its text, read back exactly. */
+function toJson(key: SortKey, value: unknown): string | number | boolean {
   if (value instanceof Date) return value.toISOString()
+  if (typeof value === 'number' && key.field.kind === 'number') return String(value)
   return typeof value === 'number' || typeof value === 'boolean' ? value : String(value)
 }
 
 export function encodeCursor(sort: readonly SortKey[], row: Row, backward: boolean): string {
-  const payload: Payload = { s: signature(sort), v: sort.map((key) => toJson(row[key.field.name])) }
+  const payload: Payload = { s: signature(sort), v: sort.map((key) => toJson(key, row[key.field.name])) }
   if (backward) payload.b = 1
   return Buffer.from(JSON.stringify(payload)).toString('base64url')
 }

@@ -4,7 +4,7 @@ import { ApiError, type ErrorDetail } from '../../errors.js'
 import type { Field } from '../fields.js'
 import {
   DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE,
-  type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
+  RELEVANCE, type Comparison, type Direction, type Filter, type ListPlan, type ListSpec, type SortKey,
 } from './plan.js'
 import { decodeCursor } from './cursor.js'
 import { MAX_FILTER_LENGTH, parseValue, valueSchema } from './values.js'
@@ -28,7 +28,9 @@ const OPERATORS: Record<Field['kind'], readonly string[]> = {
 const COMPARISONS = new Set(['gt', 'gte', 'lt', 'lte'])
 const FILTER_KEY = /^([a-z][a-z0-9_]*)(?:\[([a-z]+)\])?$/
 /** Parameters of the list itself; every other key must be a filter. */
-const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields', 'filter', 'include'])
+const RESERVED = new Set(['page', 'size', 'sort', 'order', 'cursor', 'fields', 'filter', 'include', 'q'])
+/** Longest `q`: more words than any search needs. */
+export const MAX_SEARCH_LENGTH = 500
 /** Keys that belong to `include` (src/resources/include.ts), not to the filters: `include[reviews][size]`, `fields[reviews]`. */
 export const INCLUDE_KEY = /^(include|fields)\[/
 /** A key's name and its operator: `price[gt]`, `sizee`. */
@@ -73,13 +75,18 @@ function parsePositive(name: string, raw: string | undefined, fallback: number, 
   return value
 }
 
-function parseSort(sortRaw: string | undefined, orderRaw: string | undefined, spec: ListSpec, problems: Problems): SortKey[] {
-  const names = sortRaw === undefined ? [] : sortRaw.split(',')
-  const orders = orderRaw === undefined ? [] : orderRaw.split(',')
+/**
+ * The sort keys. `relevance` (how well an item matches `q`, best first) is a key only with `q`,
+ * and the order when `q` comes without a sort.
+ */
+function parseSort(sortRaw: string | undefined, orderRaw: string | undefined, spec: ListSpec, searching: boolean, problems: Problems): SortKey[] {
+  const names = sortRaw === undefined ? (searching ? ['relevance'] : []) : sortRaw.split(',')
+  const orders = orderRaw === undefined ? (sortRaw === undefined && searching ? ['desc'] : []) : orderRaw.split(',')
   const keys: SortKey[] = []
   for (const name of names) {
-    const field = spec.sortable.get(name)
-    if (!field) problems.add('sort', cannotSortBy(name, names, spec))
+    const field = name === 'relevance' && searching ? RELEVANCE : spec.sortable.get(name)
+    if (name === 'relevance' && !searching && spec.textSearch) problems.add('sort', 'relevance needs q, the words to search for')
+    else if (!field) problems.add('sort', cannotSortBy(name, names, spec))
     else if (keys.some((key) => key.field === field)) problems.add('sort', `names "${name}" twice`)
     else keys.push({ field, direction: 'asc' })
   }
@@ -167,7 +174,8 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
   const page = parsePositive('page', single('page', query.page, problems), 1, MAX_OFFSET, problems)
   const size = parsePositive('size', single('size', query.size, problems), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, problems)
   if ((page - 1) * size > MAX_OFFSET) problems.add('page', `is too large: (page - 1) × size must not exceed ${MAX_OFFSET}`)
-  const sort = parseSort(single('sort', query.sort, problems), single('order', query.order, problems), spec, problems)
+  const search = parseSearch(single('q', query.q, problems), spec, problems)
+  const sort = parseSort(single('sort', query.sort, problems), single('order', query.order, problems), spec, search !== undefined, problems)
   const cursor = parseCursor(single('cursor', query.cursor, problems), query.page !== undefined, sort, problems)
   const filters: Filter[] = []
   const expression = single('filter', query.filter, problems)
@@ -185,7 +193,18 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
     const names = [...new Set(problems.details.map((d) => d.field))].join(', ')
     throw new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${names}.`, problems.details)
   }
-  return { page, size, sort, filters, cursor, count: exactCount ? 'exact' : 'bounded' }
+  return { page, size, sort, filters, cursor, count: exactCount ? 'exact' : 'bounded', ...(search === undefined ? {} : { search }) }
+}
+
+/** `q`: words to search for, in websearch_to_tsquery's syntax, which never fails on what a user types. */
+function parseSearch(raw: string | undefined, spec: ListSpec, problems: Problems): string | undefined {
+  if (raw === undefined) return undefined
+  if (!spec.textSearch) return void problems.add('q', 'this collection has no full-text search; filter with field[contains]= or filter= instead')
+  if (raw.trim() === '') return void problems.add('q', 'must be words to search for')
+  if (raw.length > MAX_SEARCH_LENGTH) return void problems.add('q', `must be at most ${MAX_SEARCH_LENGTH} characters`)
+  // PostgreSQL text cannot hold U+0000.
+  if (raw.includes('\u0000')) return void problems.add('q', 'must not contain U+0000')
+  return raw
 }
 
 function parseCursor(raw: string | undefined, withPage: boolean, sort: SortKey[], problems: Problems): ListPlan['cursor'] {
@@ -222,7 +241,7 @@ function operatorSchema(field: Field, op: string): TSchema {
  * operator table the parser uses, so the two name the same parameters.
  */
 export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record<string, TSchema> = {}): TObject {
-  const sortable = [...spec.sortable.keys()]
+  const sortable = [...spec.sortable.keys(), ...(spec.textSearch ? [RELEVANCE.name] : [])]
   // parseSort: names split on commas, each once; so all of them is the longest sort, and as many directions the longest order.
   const name = sortable.length > 0 ? `(${sortable.join('|')})` : '(?!)'
   const longestOrder = 'desc,'.repeat(Math.max(sortable.length, 1)).length - 1
@@ -242,6 +261,17 @@ export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
     fields: Type.Optional(fields),
     ...Object.fromEntries(Object.entries(include).map(([name, schema]) => [name, Type.Optional(schema)])),
+    ...(spec.textSearch
+      ? {
+          q: Type.Optional(Type.String({
+            minLength: 1,
+            maxLength: MAX_SEARCH_LENGTH,
+            description:
+              `Words to search for in ${Object.entries(spec.textSearch).map(([name, weight]) => `${name} (${weight})`).join(', ')}, weighted A to D, as a search box takes them: ` +
+              '"a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance).',
+          })),
+        }
+      : {}),
     filter: Type.Optional(Type.String({
       maxLength: MAX_FILTER_EXPRESSION_LENGTH,
       description:

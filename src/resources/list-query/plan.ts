@@ -45,6 +45,8 @@ export interface ListPlan {
   /** The requested keys, then `id`, so that the order is total and pages never overlap. */
   sort: SortKey[]
   filters: Filter[]
+  /** `q=`: the words to search for (websearch syntax), when given. */
+  search?: string
   /**
    * `bounded`: the rows are counted up to COUNT_LIMIT, beyond which the total is unknown;
    * `exact` (Prefer: count=exact): all of them, whatever it costs.
@@ -58,5 +60,19 @@ export interface ListSpec {
   filterable: ReadonlyMap<string, Field>
   /** Filterable text fields `[contains]` may search. */
   searchable: ReadonlySet<string>
+  /** The fields `q=` searches, with their weights; none without full-text search. */
+  textSearch: Readonly<Record<string, string>> | undefined
   id: Field
+}
+
+/** `sort=relevance`: how well an item matches `q`, best first; a sort key, not a field of the items. */
+export const RELEVANCE: Field = {
+  name: 'relevance',
+  kind: 'number',
+  nullable: false,
+  values: undefined,
+  readOnly: true,
+  computed: true,
+  default: null,
+  range: [0, Number.MAX_VALUE],
 }
