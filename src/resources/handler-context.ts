@@ -6,7 +6,11 @@ import type { IdempotencyKeys } from '../db/idempotency.js'
 import { callerAccess, type CallerAccess } from './caller-access.js'
 import type { Collection, EventAction } from './collection.js'
 import { fieldSelector, type FieldSelector } from './field-selection.js'
-import { includer, type IncludePlan } from './include.js'
+import type { Caller } from '../auth/caller.js'
+import { includer, readableBy, type IncludePlan } from './include.js'
+import type { AddValue, ListSpec, RelatedSpec } from './list-query/plan.js'
+import { quote } from './list-query/to-sql.js'
+import { restrictedReads } from './permissions.js'
 import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
 import { createStore, type Store } from './store.js'
@@ -46,6 +50,25 @@ export interface HandlerContext extends CollectionServices, CallerAccess, Views 
   select: FieldSelector
   /** The related items a request embeds (`include=`), parsed; undefined without `include`. */
   include(query: Record<string, unknown>): IncludePlan | undefined
+  /** What a list may sort and filter by, its relations' fields too (`filter=author.name = "Ada"`). */
+  listSpec: ListSpec
+}
+
+/**
+ * The relations `filter=` may reach, each with the fields it may compare there: filterable in the
+ * related collection, and readable by whoever may read it (a field some callers may not read,
+ * such as a user's email, is not reached through a relation), and the rows a caller may read.
+ */
+function relatedSpecs(relations: ReadonlyMap<string, Relation> | undefined): ReadonlyMap<string, RelatedSpec> {
+  return new Map(
+    [...(relations?.values() ?? [])].map(({ name, kind, column, target }) => {
+      const restricted = new Set(restrictedReads(target))
+      const filterable = new Map([...target.listSpec.filterable].filter(([field]) => !restricted.has(field)))
+      const readable = (caller: unknown, alias: string, add: AddValue) => readableBy(target, caller as Caller | null, alias, add)
+      const table = quote(target.options.table ?? target.name)
+      return [name, { kind, column, table, filterable, searchable: target.listSpec.searchable, readable }]
+    }),
+  )
 }
 
 /**
@@ -83,5 +106,6 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     parentStore,
     select: fieldSelector(collection),
     include: includer(collection, services.relations, viewsOf),
+    listSpec: { ...collection.listSpec, relations: relatedSpecs(services.relations.get(collection)) },
   }
 }

@@ -16,7 +16,7 @@ import { Int32 } from '../schema-types.js'
 import { fieldSelector, fieldsParameter, type FieldSelection, type FieldSelector } from './field-selection.js'
 import { INCLUDE_KEY } from './list-query/parse.js'
 import { closestName } from './list-query/suggest.js'
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './list-query/plan.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AddValue } from './list-query/plan.js'
 import { quote } from './list-query/to-sql.js'
 import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
@@ -129,14 +129,11 @@ export function includer(
   }
 }
 
-/** Adds a statement parameter and returns its placeholder (`$3`). */
-export type AddValue = (value: unknown) => string
-
 /**
  * The condition on embedded rows (alias `alias`) under which `caller` may read them: true for
  * all, false for none, else SQL. Their collection's read rule, as a read of them would apply it.
  */
-function readableBy(target: Collection, caller: Caller | null, alias: string, add: AddValue): boolean | string {
+export function readableBy(target: Collection, caller: Caller | null, alias: string, add: AddValue): boolean | string {
   switch (target.options.access.read) {
     case 'public':
       return true

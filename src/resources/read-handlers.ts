@@ -27,16 +27,16 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
 const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): Extra | undefined =>
   included && ((outer, add) => embeddedSelect(included, request.caller, outer, add))
 
-export const listHandler = ({ collection, db, store, summary, authorize, placement, select, include }: HandlerContext) =>
+export const listHandler = ({ collection, db, store, summary, authorize, placement, select, include, listSpec }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
-    const plan = parseListQuery(query, collection.listSpec, exactCount)
+    const plan = parseListQuery(query, listSpec, exactCount)
     const selection = select(query.fields)
     const included = include(query)
     const { scope, standing } = await placement(request, 'list', request.params)
-    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns, extraFor(included, request))
+    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns, extraFor(included, request), request.caller)
     const represent = included
       ? (row: Row) => ({ ...summary(row, standing(row), selection), ...embedded(included, row, request.caller) })
       : (row: Row) => summary(row, standing(row), selection)

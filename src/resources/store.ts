@@ -56,7 +56,7 @@ export interface Guards {
 
 export interface Store {
   /** A list page, on the primary or on a replica (`on`); `selected`: only these columns and the sort keys (`fields=`); `extra`: more of each row (`include=`). */
-  list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<ListResult>
+  list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra, caller?: unknown): Promise<ListResult>
   /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`); `extra`: more of it (`include=`). */
   find(scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<Row | null>
   /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
@@ -261,11 +261,11 @@ export function createStore(db: Database, options: StoreOptions): Store {
   const listName = listNames()
   const { countLimit } = options
   return {
-    async list(plan, scope, on = db, selected, extra) {
+    async list(plan, scope, on = db, selected, extra, caller) {
       // A cursor is made from the last row's sort keys: they are read whatever the fields.
       const sortKeys = plan.sort.filter((key) => key.field !== RELEVANCE).map((key) => key.field.name)
       const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...sortKeys])], 'r') }
-      const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit, extra)
+      const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit, extra, caller)
       const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.
       const count = Number(found[0]![TOTAL])

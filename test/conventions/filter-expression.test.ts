@@ -163,3 +163,44 @@ t.test('the parser ends every input in a filter or a reason, and takes every exp
   t.pass('3,000 texts ended in a filter or a reason; 2,000 expressions of the grammar parsed')
   t.end()
 })
+
+t.test('a relation\'s field: through a parent or a reference, any-of through children, only among related items the caller may read', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const ada = await api.newUser({ name: 'Ada' })
+    const bob = await api.newUser({ name: 'Bob' })
+    const mug = (await api.admin.post(`${V1}/products`, productBody({ name: 'Mug', status: 'active' }))).body
+    const pot = (await api.admin.post(`${V1}/products`, productBody({ name: 'Teapot', status: 'active' }))).body
+    await ada.api.post(`${V1}/products/${mug.id}/reviews`, { rating: 5 })
+    await bob.api.post(`${V1}/products/${mug.id}/reviews`, { rating: 2 })
+    await bob.api.post(`${V1}/products/${pot.id}/reviews`, { rating: 3 })
+    const by = (expression: string, as: Api = api.anonymous) => as.get(`${V1}/products/${mug.id}/reviews?filter=${encodeURIComponent(expression)}`)
+    const adas = await by('author.name = "Ada"', bob.api)
+    t.equal(adas.status, 200)
+    t.strictSame(adas.body.map((review: { rating: number }) => review.rating), [5])
+    t.strictSame((await by('author.name = "Ada"')).body, [], 'users are for signed-in callers: an anonymous filter through them finds nothing')
+    t.strictSame((await by('NOT author.name = "Ada"', bob.api)).body.map((review: { rating: number }) => review.rating), [2])
+    const liked = await api.anonymous.get(`${V1}/products?filter=${encodeURIComponent('reviews.rating >= 4')}`)
+    t.strictSame(liked.body.map((product: { name: string }) => product.name), ['Mug'], 'some review of it has 4 or more')
+    const mixed = await api.anonymous.get(`${V1}/products?filter=${encodeURIComponent('reviews.rating = 3 OR name = "Mug"')}`)
+    t.strictSame(mixed.body.map((product: { name: string }) => product.name).sort(), ['Mug', 'Teapot'])
+    // Bob's orders are the only ones he lists; a filter through their items cannot reach Ada's.
+    const adaOrder = (await ada.api.post(`${V1}/orders`, {})).body
+    await ada.api.post(`${V1}/orders/${adaOrder.id}/items`, { product_id: mug.id, quantity: 7 })
+    const bobOrder = (await bob.api.post(`${V1}/orders`, {})).body
+    await bob.api.post(`${V1}/orders/${bobOrder.id}/items`, { product_id: pot.id, quantity: 1 })
+    const big = (as: Api) => as.get(`${V1}/orders?filter=${encodeURIComponent('items.quantity > 5')}`)
+    t.strictSame((await big(bob.api)).body, [])
+    t.strictSame((await big(api.admin)).body.map((order: { id: string }) => order.id), [adaOrder.id])
+    const refused: [string, RegExp][] = [
+      ['author.email = "ada@shop.test"', /cannot filter by "author.email"; filterable fields of author: name/],
+      ['writer.name = "Ada"', /no relation "writer"; relations: product, author/],
+      ['author.name.first = "A"', /one dot at most/],
+      ['author.nmae = "A"', /did you mean author.name\?/],
+    ]
+    for (const [expression, reason] of refused) {
+      const answer = await by(expression, api.admin)
+      t.equal(answer.status, 400, expression)
+      t.match(answer.body.error.details[0].reason, reason, expression)
+    }
+  }),
+)

@@ -97,7 +97,7 @@ function tokenize(text: string): Token[] {
 const COMPARATORS = new Set(['=', '!=', '<', '<=', '>', '>=', ':'])
 const ORDERED = { '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' } as const
 /** The comparators a field takes, as its bracket operators allow (parse.ts). */
-function comparatorsOf(field: Field, spec: ListSpec): string[] {
+function comparatorsOf(field: Field, spec: Pick<ListSpec, 'searchable'>): string[] {
   const ordered = field.kind === 'integer' || field.kind === 'number' || field.kind === 'datetime'
   return [
     '=', '!=',
@@ -155,29 +155,38 @@ function parse(text: string, spec: ListSpec): Filter {
     if (name.kind !== 'name' || name.text === 'AND' || name.text === 'OR' || name.text === 'NOT') {
       throw new FilterError(name.at, `expected a field, NOT or (, found ${describe(name)}`)
     }
-    const field = spec.filterable.get(name.text)
-    if (!field) {
-      const known = [...spec.filterable.keys()]
-      const hint = closestName(name.text, known)
-      throw new FilterError(name.at, `cannot filter by "${name.text}"${hint ? ` (did you mean ${hint}?)` : ''}; filterable fields: ${known.join(', ')}`)
+    const [first, second, ...rest] = name.text.split('.')
+    const relation = second === undefined ? undefined : spec.relations?.get(first!)
+    if (second !== undefined && (!relation || rest.length > 0)) {
+      const known = [...(spec.relations?.keys() ?? [])]
+      throw new FilterError(name.at, `cannot filter by "${name.text}": ${rest.length > 0 ? 'one dot at most, a relation and its field' : `no relation "${first}"`}${known.length > 0 ? `; relations: ${known.join(', ')}` : ''}`)
     }
+    const scope = relation ?? spec
+    const field = scope.filterable.get(second ?? first!)
+    if (!field) {
+      const known = [...scope.filterable.keys()]
+      const hint = closestName(second ?? first!, known)
+      const whose = relation ? ` of ${first}` : ''
+      throw new FilterError(name.at, `cannot filter by "${name.text}"${hint ? ` (did you mean ${relation ? `${first}.` : ''}${hint}?)` : ''}; filterable fields${whose}: ${known.join(', ')}`)
+    }
+    const within = (filter: Filter): Filter => (relation ? { kind: 'related', relation, filter } : filter)
     if (++comparisons > MAX_COMPARISONS) throw new FilterError(name.at, `more than ${MAX_COMPARISONS} comparisons`)
     const op = take()
     if (op.kind !== 'op' || !COMPARATORS.has(op.text)) throw new FilterError(op.at, `expected a comparison (= != < <= > >= :) after ${field.name}, found ${describe(op)}`)
-    const allowed = comparatorsOf(field, spec)
+    const allowed = comparatorsOf(field, scope)
     if (!allowed.includes(op.text)) throw new FilterError(op.at, `${op.text} is not supported on ${field.name}; use one of ${allowed.join(' ')}`)
     const value = take()
     if (value.kind === 'name' && value.text === 'null') {
       if (op.text !== '=' && op.text !== '!=') throw new FilterError(value.at, `null compares only with = or !=`)
       if (!field.nullable) throw new FilterError(value.at, `${field.name} is never null`)
-      return { kind: 'null', field, isNull: op.text === '=' }
+      return within({ kind: 'null', field, isNull: op.text === '=' })
     }
     if (value.kind !== 'string' && value.kind !== 'number' && !(value.kind === 'name' && (value.text === 'true' || value.text === 'false'))) {
       throw new FilterError(value.at, `expected a value after ${field.name} ${op.text}: a number, a "string", true, false or null; found ${describe(value)}`)
     }
     const parsed = parseValue(field, value.text)
     if (!parsed.ok) throw new FilterError(value.at, `${field.name} ${parsed.reason}`)
-    return filterOf(field, op.text, parsed.value)
+    return within(filterOf(field, op.text, parsed.value))
   }
 
   const filter = expression(0)

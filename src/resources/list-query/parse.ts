@@ -277,6 +277,7 @@ export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record
       description:
         'An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), ' +
         'values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. ' +
+        'A relation\'s field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). ' +
         `At most ${MAX_FILTER_EXPRESSION_LENGTH} characters, 20 comparisons, 5 levels. Combines with the other filters by AND. ` +
         'Example: status = "active" AND (price < 10 OR name : "mug").',
     })),

@@ -30,6 +30,8 @@ export type Filter =
   | { kind: 'all'; filters: Filter[] }
   | { kind: 'any'; filters: Filter[] }
   | { kind: 'negate'; filter: Filter }
+  /** `author.name = "Ada"`: a related item (or, for a list of them, any one) that the caller may read matches. */
+  | { kind: 'related'; relation: RelatedSpec; filter: Filter }
 
 /** Where a keyset page starts: after (or, backward, before) a row with these sort-key values. */
 export interface CursorPosition {
@@ -63,6 +65,26 @@ export interface ListSpec {
   /** The fields `q=` searches, with their weights; none without full-text search. */
   textSearch: Readonly<Record<string, string>> | undefined
   id: Field
+  /** What `filter=` may reach through a relation (`author.name`), by relation name; added at registration. */
+  relations?: ReadonlyMap<string, RelatedSpec>
+}
+
+/** Adds a statement parameter and returns its placeholder (`$3`). */
+export type AddValue = (value: unknown) => string
+
+/** A relation as `filter=` reaches it: the related rows, their filterable fields, and which of them a caller may read. */
+export interface RelatedSpec {
+  /** `one`: the row holds the related item's id in `column`; `many`: the related items hold this row's id in `column`. */
+  kind: 'one' | 'many'
+  column: string
+  /** The related table, quoted. */
+  table: string
+  /** Its fields a filter may compare: filterable there, and readable by every caller who may read the item. */
+  filterable: ReadonlyMap<string, Field>
+  /** Of those, the text fields `:` may search. */
+  searchable: ReadonlySet<string>
+  /** Its rows `caller` may read, as a condition on `alias` (true: all, false: none). */
+  readable(caller: unknown, alias: string, add: AddValue): boolean | string
 }
 
 /** `sort=relevance`: how well an item matches `q`, best first; a sort key, not a field of the items. */

@@ -44,14 +44,29 @@ class Values {
   }
 }
 
-function condition(filter: Filter, values: Values): string {
+/** What a condition is written for: the row's table (quoted), and who asks (a related item must be one they may read). */
+interface Context {
+  table: string
+  caller: unknown
+}
+
+function condition(filter: Filter, values: Values, context: Context): string {
   switch (filter.kind) {
     case 'all':
-      return `(${filter.filters.map((inner) => condition(inner, values)).join(' AND ')})`
+      return `(${filter.filters.map((inner) => condition(inner, values, context)).join(' AND ')})`
     case 'any':
-      return `(${filter.filters.map((inner) => condition(inner, values)).join(' OR ')})`
+      return `(${filter.filters.map((inner) => condition(inner, values, context)).join(' OR ')})`
     case 'negate':
-      return `NOT (${condition(filter.filter, values)})`
+      return `NOT (${condition(filter.filter, values, context)})`
+    case 'related': {
+      // Inside, an unqualified column is the related row's: the related table is the nearest scope.
+      const { relation } = filter
+      const readable = relation.readable(context.caller, 'rel', (value) => values.add(value))
+      if (readable === false) return 'false'
+      const joined = relation.kind === 'one' ? `rel."id" = ${context.table}.${quote(relation.column)}` : `rel.${quote(relation.column)} = ${context.table}."id"`
+      const rule = readable === true ? '' : ` AND ${readable}`
+      return `EXISTS (SELECT FROM ${relation.table} rel WHERE ${joined} AND ${condition(filter.filter, values, context)}${rule})`
+    }
   }
   const column = columnOf(filter.field)
   switch (filter.kind) {
@@ -108,6 +123,8 @@ export function listStatement(
   countLimit: number,
   /** More of each row's select list (`include=`): expressions on the row `outer`, their values added with `add`. */
   extra?: (outer: string, add: (value: unknown) => string) => string,
+  /** Who asks: a filter through a relation matches only related items they may read. */
+  caller: unknown = null,
 ): ListStatement {
   const values = new Values()
   // q: the words, once; the rows whose words match them (the GIN index), ranked by ts_rank.
@@ -116,7 +133,7 @@ export function listStatement(
   const sortColumn = (field: Field) => (field === RELEVANCE ? rank! : columnOf(field))
   const matching = [
     ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
-    ...plan.filters.map((filter) => condition(filter, values)),
+    ...plan.filters.map((filter) => condition(filter, values, { table: target.table, caller })),
     ...(query ? [`"search" @@ ${query}`] : []),
   ]
   const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
