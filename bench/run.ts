@@ -57,9 +57,15 @@ async function probe(origin: string, name: string, path: string, target?: number
 async function probeLists(origin: string, databaseUrl: string, ids: readonly string[]): Promise<Probe[]> {
   const cursor = await deepCursor(databaseUrl)
   const list = '/api/v1/products?'
+  const firstPage = await probe(origin, 'GET ?size=20 (first page, bounded count)', `${list}size=20`, 10)
   return [
     await probe(origin, 'GET one product', `/api/v1/products/${ids[0]}`, 2),
-    await probe(origin, 'GET ?size=20 (first page, bounded count)', `${list}size=20`, 10),
+    firstPage,
+    // Issue 25: the page with 5 reviews of each item embedded, in the same statement, at most
+    // twice the plain page's time; a full-text search for a word in one name of the table.
+    await probe(origin, 'GET ?size=20&include=reviews (5 of each, embedded)', `${list}size=20&include=reviews&include[reviews][size]=5`, Math.round(20 * firstPage.medianMs) / 10),
+    await probe(origin, 'GET ?q=42424 (full-text search, one name has the word)', `${list}q=42424`, 10),
+    await probe(origin, 'GET ?q=product&size=20 (full-text search, every row matches)', `${list}q=product&size=20`),
     await probe(origin, 'GET ?status=active&size=20 (filtered)', `${list}status=active&size=20`, 10),
     await probe(origin, 'GET ?sort=price&size=20 (sorted by an indexed key)', `${list}sort=price&size=20`, 10),
     await probe(origin, `GET ?${LIST_QUERY} (filtered and sorted)`, `${list}${LIST_QUERY}`, 10),
