@@ -47,7 +47,6 @@ type RawQuery = Record<string, unknown>
 
 const invalid = (parameter: string, reason: string) => new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${parameter}.`, [{ field: parameter, reason }])
 
-
 /** Built once per collection and API version at startup: what `include` can name, and each related collection's views there. */
 export function includer(
   collection: Collection,

@@ -34,10 +34,11 @@ export function relationsOf(all: readonly Collection[]): ReadonlyMap<Collection,
       add(collection, { name: relationName(parent.field), kind: 'one', target: parent.collection, column: parent.field })
       add(parent.collection, { name: collection.name, kind: 'many', target: collection, column: parent.field })
     }
+    // A reference to a collection this service does not serve (one built with some of the
+    // collections only) is no relation here: `include` names it as unknown.
     for (const [name, { field, collection: targetName }] of Object.entries(references)) {
       const target = byName.get(targetName)
-      if (!target) throw new TypeError(`collection ${collection.name}: reference "${name}" names "${targetName}", which is no top-level collection served`)
-      add(collection, { name, kind: 'one', target, column: field })
+      if (target) add(collection, { name, kind: 'one', target, column: field })
     }
   }
   return relations

@@ -2,7 +2,8 @@
 // (DESIGN "Reading: fields, include, filter expressions, search").
 import t from 'tap'
 import type { Statements } from '../../src/db/client.js'
-import { eachDatabase, V1, type Api, type TestUser } from '../helpers/api.js'
+import { eachDatabase, startApi, V1, type Api, type TestUser } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 
 const V2 = '/api/v2'
@@ -150,3 +151,14 @@ t.test('an include the collection cannot answer is a 400 naming the parameter', 
     t.match(one.body.error.details[0].reason, /product is one item, not a list/)
   }),
 )
+
+t.test('a reference to a collection the service does not serve is no relation there', async (t) => {
+  const { products } = await import('../../src/collections/products/index.js')
+  const { reviews } = await import('../../src/collections/reviews/index.js')
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { collections: [products, reviews] })
+  const mug = await created(api.admin, `${V1}/products`, productBody())
+  const refused = await api.anonymous.get(`${V1}/products/${mug.id}/reviews?include=author`)
+  t.equal(refused.status, 400)
+  t.match(refused.body.error.details[0].reason, /has no relation "author"; relations: product$/)
+  t.equal((await api.anonymous.get(`${V1}/products/${mug.id}/reviews?include=product`)).status, 200)
+})
