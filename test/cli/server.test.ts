@@ -2,9 +2,9 @@
 import { connect } from 'node:net'
 import path from 'node:path'
 import t from 'tap'
-import { createTestDatabase, databaseKinds } from './helpers/databases.js'
-import { productBody } from './helpers/fixtures.js'
-import { ADMIN, adminCookie, runCli, started, startServer, tempDir } from './helpers/service-process.js'
+import { createTestDatabase, databaseKinds } from '../helpers/databases.js'
+import { productBody } from '../helpers/fixtures.js'
+import { ADMIN, adminCookie, runCli, started, startServer, tempDir } from '../helpers/service-process.js'
 
 const MIGRATE_CLI = path.resolve('src/cli/migrate.ts')
 const USERS_CREATE_CLI = path.resolve('src/cli/users-create.ts')
