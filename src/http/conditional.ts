@@ -100,8 +100,15 @@ function tagList(value: string): string[] {
  * that read some fields of this version may change it (If-Match is about the version).
  */
 const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag === etag || versionOf(tag) === versionOf(etag))
-/** Weak comparison: equal once any `W/` is dropped. */
-const weakMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
+/**
+ * Weak comparison: equal once any `W/` is dropped. On a write, as for If-Match, an item's version
+ * is compared whatever its fields: If-None-Match asks whether the client has this version.
+ */
+const weakMatch = (tags: string[], etag: string, write: boolean) =>
+  tags.some((tag) => {
+    const weak = tag.replace(/^W\//, '')
+    return tag === '*' || weak === etag || (write && versionOf(weak) === versionOf(etag))
+  })
 
 export type Outcome = 'proceed' | 'not-modified'
 
@@ -122,7 +129,7 @@ export function evaluate(request: FastifyRequest, current: Validators | undefine
   }
   const ifNoneMatch = headers['if-none-match']
   if (ifNoneMatch !== undefined) {
-    if (current && weakMatch(tagList(ifNoneMatch), current.etag)) {
+    if (current && weakMatch(tagList(ifNoneMatch), current.etag, !safe)) {
       if (safe) return 'not-modified'
       throw preconditionFailed('If-None-Match')
     }

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IdempotencyKeys, KeyClaim, StoredResponse } from '../db/idempotency.js'
 import { ApiError } from '../errors.js'
 import { errorBody, toApiError } from './error-handler.js'
+import { preferences } from './prefer.js'
 
 /** Longest key (DESIGN; Stripe's too). */
 export const MAX_KEY_LENGTH = 255
@@ -18,7 +19,7 @@ export const MAX_KEY_LENGTH = 255
 const KEY = /^"?([\x21\x23-\x7e]{1,255})"?$/
 
 /** Headers of a response that the handler set and a replay repeats; the hooks set the others anew. */
-const KEPT_HEADERS = ['location', 'etag', 'last-modified', 'content-location', 'content-type', 'allow', 'accept-patch', 'www-authenticate', 'retry-after']
+const KEPT_HEADERS = ['location', 'etag', 'last-modified', 'content-location', 'content-type', 'allow', 'accept-patch', 'www-authenticate', 'retry-after', 'preference-applied', 'vary']
 
 /** The key of a request that has one; a malformed key is a 400. */
 function keyOf(request: FastifyRequest): string {
@@ -32,9 +33,15 @@ function keyOf(request: FastifyRequest): string {
   return match[1]!
 }
 
-/** The request a key stands for: the method, the path with its query, and the body as read. */
-const fingerprintOf = (request: FastifyRequest) =>
-  createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex')
+/**
+ * The request a key stands for: the method, the path with its query, the answer it asks for
+ * (Prefer: return=minimal answers without a body), and the body as read.
+ */
+function fingerprintOf(request: FastifyRequest): string {
+  // Written only when given, so that a request without it keeps the fingerprint it always had.
+  const answer = request.headers.prefer === undefined ? undefined : preferences(request).get('return')
+  return createHash('sha256').update(`${request.method} ${request.url}${answer ? ` return=${answer}` : ''}\n${JSON.stringify(request.body ?? null)}`).digest('hex')
+}
 
 const callerOf = (request: FastifyRequest) => (request.caller ? `user:${request.caller.user.id}` : `address:${request.ip}`)
 

@@ -295,6 +295,8 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
   const sortable = pick(field, options.sortable ?? [], 'sortable', name)
   const filterable = pick(field, options.filterable ?? [], 'filterable', name)
   for (const [searched, weight] of Object.entries(options.textSearch ?? {})) {
+    // What a search finds tells what the field holds: only a field everyone who lists may read.
+    if (options.fieldAccess?.[searched]?.read) throw new TypeError(`collection ${name}: text search field "${searched}" has a read rule; a search would reveal it`)
     const kind = field.get(searched)?.kind
     if (kind !== 'string' && kind !== 'string[]') throw new TypeError(`collection ${name}: text search field "${searched}" must be a text field or a list of them`)
     if (!['A', 'B', 'C', 'D'].includes(weight)) throw new TypeError(`collection ${name}: text search weight "${weight}" must be A, B, C or D`)

@@ -23,6 +23,11 @@ export function relationsOf(all: readonly Collection[]): ReadonlyMap<Collection,
   const relations = new Map<Collection, Map<string, Relation>>(all.map((collection) => [collection, new Map()]))
   const add = (of: Collection, relation: Relation) => {
     const known = relations.get(of)!
+    // Embedding or filtering through it would tell what the column holds.
+    const holder = relation.kind === 'one' ? of : relation.target
+    if (holder.options.fieldAccess?.[relation.column]?.read) {
+      throw new TypeError(`collection ${holder.name}: "${relation.column}" has a read rule, so relation "${relation.name}" would reveal it`)
+    }
     if (known.has(relation.name) || of.field.has(relation.name)) {
       throw new TypeError(`collection ${of.name}: relation "${relation.name}" is named like another relation or a field`)
     }

@@ -60,6 +60,9 @@ t.test('the ETag depends on the fields: 304 for the same set, 200 for another; I
     t.equal(changed.status, 200)
     const stale = await api.admin.patch(`${V1}/products/${mug.id}`, { price: 30 }, { 'if-match': tags[2]! })
     t.equal(stale.status, 412)
+    // If-None-Match on a write asks the same of the version: one the client has is a 412.
+    const current = (await api.admin.get(`${V1}/products/${mug.id}?fields=name`)).headers.get('etag')!
+    t.equal((await api.admin.patch(`${V1}/products/${mug.id}`, { price: 31 }, { 'if-none-match': current })).status, 412)
     t.equal((await api.admin.get(`${V1}/products/${mug.id}`)).body.price, 20)
   }),
 )
@@ -197,6 +200,11 @@ t.test('Prefer: return=minimal with an Idempotency-Key: the retry gets the same 
     t.equal(again.text, '')
     t.equal(again.headers.get('idempotent-replayed'), 'true')
     t.equal(again.headers.get('location'), first.headers.get('location'))
+    t.equal(again.headers.get('preference-applied'), 'return=minimal', 'the replay says why it has no body')
+    // Asking for the item with the same key is another request: the key cannot answer it.
+    const other = await api.admin.post(`${V1}/products`, body, { 'idempotency-key': 'minimal-1' })
+    t.equal(other.status, 422)
+    t.equal(other.body.error.code, 'IDEMPOTENCY_KEY_REUSED')
   }),
 )
 

@@ -1,6 +1,8 @@
 // `q=`: full-text search over the words a collection declares, ranked (DESIGN "Reading").
 import t from 'tap'
 import { products } from '../../src/collections/products/index.js'
+import { decodeCursor, encodeCursor } from '../../src/resources/list-query/cursor.js'
+import { RELEVANCE, type SortKey } from '../../src/resources/list-query/plan.js'
 import { eachDatabase, V1, type Api, type Response } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
@@ -95,7 +97,7 @@ t.test('the stored words are the declared fields at their declared weights, afte
     await api.admin.patch(`${V1}/products/${created.body.id}`, { description: 'Light porcelain.' })
     const expression = Object.entries(products.options.textSearch!)
       .map(([field, weight]) => {
-        const text = products.field.get(field)!.kind === 'string[]' ? `array_to_string("${field}", ' ')` : `coalesce("${field}", '')`
+        const text = `coalesce(${products.field.get(field)!.kind === 'string[]' ? `array_to_string("${field}", ' ')` : `"${field}"`}, '')`
         return `setweight(to_tsvector('english', ${text}), '${weight}')`
       })
       .join(' || ')
@@ -105,3 +107,15 @@ t.test('the stored words are the declared fields at their declared weights, afte
     t.notMatch(row!.words, /stoneware/, 'and what it replaced is gone')
   }),
 )
+
+t.test('a cursor keeps a rank of any size: a tiny one is written with an exponent and read back', (t) => {
+  const sort: SortKey[] = [{ field: RELEVANCE, direction: 'desc' }, { field: products.listSpec.id, direction: 'asc' }]
+  for (const rank of [0.6079271, 4.2e-10, 1e-20]) {
+    const cursor = encodeCursor(sort, { relevance: rank, id: '01a21b28-1281-74c5-924c-501d15605be8' }, false)
+    const position = decodeCursor(cursor, sort)
+    t.ok(position, `${rank}`)
+    t.equal(Number(position!.values[0]), rank, `${rank} reads back exactly`)
+  }
+  t.notOk(decodeCursor(Buffer.from(JSON.stringify({ s: 'relevance:desc,id:asc', v: ['1; DROP', '01a21b28-1281-74c5-924c-501d15605be8'] })).toString('base64url'), sort), 'anything else is no cursor')
+  t.end()
+})

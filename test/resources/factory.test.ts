@@ -7,6 +7,7 @@ import { usersCollection } from '../../src/collections/users/index.js'
 import { ApiError } from '../../src/errors.js'
 import type { RowOf } from '../../src/db/models.js'
 import { defineCollection, type TransitionContext, type WriteContext } from '../../src/resources/collection.js'
+import { relationsOf } from '../../src/resources/relations.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from '../../src/resources/derive-schemas.js'
 import { Money, Nullable, ServerFields } from '../../src/schema-types.js'
 import { startApi, V1 } from '../helpers/api.js'
@@ -95,6 +96,11 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
   )
   t.throws(() => defineCollection({ ...base, noun: 'gadget' }), /noun "gadget" must start with its article, "a" or "an"/)
   t.throws(() => defineCollection({ ...base, fieldAccess: { nope: { read: 'admin' } } }), /field rules for "nope"/)
+  t.throws(
+    () => defineCollection({ ...base, textSearch: { name: 'A' }, fieldAccess: { name: { read: 'admin' } } }),
+    /text search field "name" has a read rule; a search would reveal it/,
+  )
+  t.throws(() => defineCollection({ ...base, textSearch: { price: 'A' } }), /text search field "price" must be a text field/)
 })
 
 // Checked by the type-check `npm test` runs: each `@ts-expect-error` fails it when its line compiles.
@@ -166,3 +172,12 @@ t.test('a write-only field is stored (hashed) only once the item is found and th
     t.equal(stored, 1)
   }),
 )
+
+t.test('a relation through a column some callers may not read is refused at startup', async (t) => {
+  const base = { model: 'product' as const, schemas: { create: GadgetCreate, item: Gadget, summary: Type.Pick(Gadget, ['id']) }, access: gadgets.options.access }
+  const target = defineCollection({ ...base, name: 'targets' })
+  const pointing = defineCollection({ ...base, name: 'pointing', references: { target: { field: 'sku', collection: 'targets' } }, fieldAccess: { sku: { read: 'admin' } } })
+  t.throws(() => relationsOf([target, pointing]), /"sku" has a read rule, so relation "target" would reveal it/)
+  const open = defineCollection({ ...base, name: 'open', references: { target: { field: 'sku', collection: 'targets' } } })
+  t.equal(relationsOf([target, open]).get(open)!.get('target')!.target, target)
+})

@@ -10,7 +10,7 @@ BEGIN
   NEW.search :=
     setweight(to_tsvector('english', coalesce(NEW.name, '')), 'A') ||
     setweight(to_tsvector('english', coalesce(NEW.description, '')), 'B') ||
-    setweight(to_tsvector('english', array_to_string(NEW.tags, ' ')), 'C');
+    setweight(to_tsvector('english', coalesce(array_to_string(NEW.tags, ' '), '')), 'C');
   RETURN NEW;
 END $$;
 

@@ -3,7 +3,7 @@
  * page is found with an index seek whatever its depth (`?cursor=`), unlike `page`'s OFFSET.
  */
 import type { Row } from '../represent.js'
-import type { CursorPosition, FilterValue, ListPlan, SortKey } from './plan.js'
+import { RELEVANCE, type CursorPosition, type FilterValue, type ListPlan, type SortKey } from './plan.js'
 import { parseValue } from './values.js'
 
 interface Payload {
@@ -41,6 +41,8 @@ function fromJson(key: SortKey, value: unknown): FilterValue | undefined {
     : typeof value === 'string' ? value
     : undefined
   if (text === undefined) return undefined
+  // A rank is a float4 as JavaScript writes it, exponent and all (4.2e-10); it is never a stored value.
+  if (key.field === RELEVANCE) return /^\d+(\.\d+)?(e-\d+)?$/.test(text) && Number.isFinite(Number(text)) ? text : undefined
   const parsed = parseValue(key.field, text)
   return parsed.ok ? parsed.value : undefined
 }
