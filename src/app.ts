@@ -25,6 +25,7 @@ import { JSON_MEDIA_TYPE } from './http/negotiation.js'
 import { requestId } from './http/request-id.js'
 import { installResponseHeaders } from './http/response-headers.js'
 import { memoryCounters, redisCounters, type Counters } from './http/counters.js'
+import { installReadYourWrites } from './http/read-your-writes.js'
 import { installRateLimit } from './http/rate-limit.js'
 import { installIdempotency } from './http/idempotency.js'
 import { installHealth, type Lifecycle } from './http/health.js'
@@ -185,7 +186,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ['/docs', [], () => installDocsPage(app, versions)],
   ]
 
-  const services = { keys, events: events.log, outbox: events.outbox, countLimit: config.countLimit, relations: relationsOf(collections) }
+  const services = {
+    keys,
+    events: events.log,
+    outbox: events.outbox,
+    versions: events.versions,
+    readYourWrites: installReadYourWrites(app, db, counters, config.redisUrl !== undefined),
+    countLimit: config.countLimit,
+    relations: relationsOf(collections),
+  }
   const tags = [
     { name: 'sessions', description: 'Signing in and out with a session cookie.' },
     { name: 'tokens', description: 'Bearer tokens for scripts and servers.' },

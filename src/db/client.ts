@@ -72,6 +72,14 @@ export interface Database extends Statements {
    * Never for what follows a write, a precondition, or an authentication lookup.
    */
   readonly replica: Statements
+  /** Whether reads may go to replicas at all (DATABASE_REPLICA_URLS). */
+  readonly replicated: boolean
+  /**
+   * Reads for a caller whose last write left the primary's log at `lsn` (DESIGN "Scale": a caller
+   * reads their own writes): a replica that has replayed that far, else the primary. Where the
+   * replicas stand is polled every REPLAY_POLL_MS once this is first asked.
+   */
+  readsAfter(lsn: bigint): Statements
   /**
    * Runs `fn` in one transaction on one connection: committed when `fn` resolves, rolled back when
    * it throws. A transaction that loses a deadlock or a serialization check runs again (up to
@@ -127,6 +135,16 @@ function inline(client: pg.ClientBase, text: string, params: readonly unknown[])
   })
 }
 
+/** How often the replicas' replay is read, once a caller's read waits on it (Database.readsAfter). */
+export const REPLAY_POLL_MS = 100
+const NEVER_BEHIND = 2n ** 64n
+
+/** A pg_lsn (`16/B374D848`) as a number: the byte position in the log. */
+export const lsnOf = (text: string): bigint => {
+  const [high, low] = text.split('/')
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)
+}
+
 /** SQLSTATE of a statement cancelled at its time limit. */
 const QUERY_CANCELED = '57014'
 
@@ -171,28 +189,52 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
   const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, values: unknown[], name?: string) =>
     (await client.query<Row & pg.QueryResultRow>({ text, values, name: pooled ? undefined : name })).rows as Row[]
   const query: Statements['query'] = (text, params, name) => translating(() => run(pool, text, params, name))
-  const replica: Statements =
-    replicas.length === 0
-      ? { query }
-      : {
-          async query(text, params, name) {
-            try {
-              return await run(replicas[turn++ % replicas.length]!, text, params, name)
-            } catch (error) {
-              // A replica that cannot serve (down, restarting, its pool full) is not the client's
-              // problem while the primary can: the read runs there. A statement past its time
-              // limit would be as slow on the primary: that one is the client's 503.
-              if (unavailable(error) && (error as { code?: unknown }).code !== QUERY_CANCELED) return query(text, params, name)
-              throw translated(error)
-            }
-          },
+  /** Reads spread over `among` in turn. */
+  const spread = (among: readonly pg.Pool[]): Statements => ({
+    async query(text, params, name) {
+      try {
+        return await run(among[turn++ % among.length]!, text, params, name)
+      } catch (error) {
+        // A replica that cannot serve (down, restarting, its pool full) is not the client's
+        // problem while the primary can: the read runs there. A statement past its time
+        // limit would be as slow on the primary: that one is the client's 503.
+        if (unavailable(error) && (error as { code?: unknown }).code !== QUERY_CANCELED) return query(text, params, name)
+        throw translated(error)
+      }
+    },
+  })
+  const replica: Statements = replicas.length === 0 ? { query } : spread(replicas)
+  // How far each replica has replayed the primary's log; -1 until known, or while it cannot answer.
+  const replayed = replicas.map(() => -1n)
+  let polling: NodeJS.Timeout | undefined
+  const poll = () =>
+    Promise.all(
+      replicas.map(async (of, i) => {
+        try {
+          const [row] = await run<{ lsn: string | null }>(of, 'SELECT pg_last_wal_replay_lsn()::text AS lsn', [], 'replay_lsn')
+          // A server that replays nothing is no standby: it has every write it will ever have.
+          replayed[i] = row!.lsn === null ? NEVER_BEHIND : lsnOf(row!.lsn)
+        } catch {
+          replayed[i] = -1n
         }
+      }),
+    )
   return {
     kind: 'postgres',
     capabilities: { concurrentWriters: true },
     pools: () => (replicas.length === 0 ? [counts('primary', [pool])] : [counts('primary', [pool]), counts('replica', replicas)]),
     query,
     replica,
+    replicated: replicas.length > 0,
+    readsAfter(lsn) {
+      if (replicas.length === 0) return replica
+      if (!polling) {
+        polling = setInterval(() => void poll(), REPLAY_POLL_MS).unref()
+        void poll()
+      }
+      const caughtUp = replicas.filter((_, i) => replayed[i]! >= lsn)
+      return caughtUp.length === 0 ? { query } : spread(caughtUp)
+    },
     transaction: (fn, options) =>
       retrying(async () => {
         const client = await pool.connect()
@@ -231,7 +273,10 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
         await client.end()
       }
     },
-    close: async () => void (await Promise.all([pool, ...replicas].map((p) => p.end()))),
+    async close() {
+      clearInterval(polling)
+      await Promise.all([pool, ...replicas].map((p) => p.end()))
+    },
   }
 }
 
@@ -272,6 +317,8 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
     pools: () => [],
     query,
     replica: { query },
+    replicated: false,
+    readsAfter: () => ({ query }),
     // One connection: no other transaction runs meanwhile, so there is nothing to announce.
     transaction: (fn) =>
       retrying(() =>

@@ -126,6 +126,22 @@ const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, 
    ORDER BY events.tx, events.id
    LIMIT $5`
 
+/**
+ * The log's version as a statement's snapshot sees it, for a list's ETag (src/resources/revalidation.ts):
+ * the position of the newest event of a transaction below the snapshot's xmin, `tx.id`, or null
+ * while there is none. Every transaction below xmin has ended, so no event can appear below this
+ * position later; a change this snapshot does not see has its events above it. The feed's index
+ * answers it from its end.
+ */
+export const LOG_VERSION = `(SELECT e.tx::text || '.' || e.id FROM events e WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY e.tx DESC, e.id DESC LIMIT 1)`
+
+/** A LOG_VERSION as a position; START for null (no event yet). */
+export function versionPosition(version: string | null): Position {
+  if (version === null) return START
+  const [tx, id] = version.split('.')
+  return { tx: BigInt(tx!), id: Number(id) }
+}
+
 /** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
 export async function horizonOf(statements: Statements): Promise<string> {
   const [{ horizon }] = (await statements.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
@@ -141,8 +157,12 @@ export function eventLog(db: Database, render: RenderEvent) {
       tx.beforeCommit(APPEND, [JSON.stringify(rows)])
     },
 
-    async page(query: EventQuery): Promise<StoredEvent[]> {
-      const horizon = await horizonOf(db)
+    /** The visibility horizon now (HORIZON): a reader that pages below it up to its end has read every event of the transactions below it. */
+    horizon: () => horizonOf(db),
+
+    /** Events after `query.after` below `horizon`, by default the horizon now. */
+    async page(query: EventQuery, horizon?: string): Promise<StoredEvent[]> {
+      horizon ??= await horizonOf(db)
       const rows = await db.query<Omit<StoredEvent, 'position'> & { tx: string; id: string; occurred_at: Date; item: Record<string, unknown> | null }>(
         PAGE,
         [String(query.after.tx), query.types, query.prefixes, query.collections, query.limit, horizon, query.after.id],

@@ -5,6 +5,7 @@
  * the worker gives back what it was delivering while the database is still open.
  */
 import type { FastifyInstance } from 'fastify'
+import { SAFE_METHODS } from '../auth/csrf.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/client.js'
 import { eventLog, type EventLog } from '../db/events.js'
@@ -16,6 +17,7 @@ import { startWorker, type WebhookWorker } from '../webhooks/worker.js'
 import { createOutbox, type Outbox } from './outbox.js'
 import { eventStreams, type EventStreams } from './stream.js'
 import { createTailer, type Tailer } from './tailer.js'
+import { collectionVersions, type CollectionVersions } from './versions.js'
 
 export interface EventsOptions {
   db: Database
@@ -31,6 +33,8 @@ export interface EventServices {
   log: EventLog
   streams: EventStreams
   tailer: Tailer
+  /** The collections' versions as the tail sees them: a list's 304 without its query. */
+  versions: CollectionVersions
   /**
    * Starts delivering webhooks, once the database is migrated; `observe` wraps the deliveries'
    * store (the metrics count their outcomes).
@@ -43,6 +47,12 @@ export function installEvents(app: FastifyInstance, { db, collections, newest, c
   const log = eventLog(db, outbox.render)
   every(app, PRUNE_EVERY_MS, 'delete expired events', () => log.prune(config.eventsRetentionDays))
   const tailer = createTailer(log, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
+  const versions = collectionVersions(tailer, (error) => app.log.warn({ err: error }, 'could not start following the event log'))
+  // Before the answer leaves: a client that reads after its write revalidates against it.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 400) versions.wrote()
+    done(null, payload)
+  })
   const streams = eventStreams(log, tailer, { perCaller: config.eventStreamsPerCaller, heartbeatMs: config.eventStreamHeartbeatMs })
   let worker: WebhookWorker | undefined
   app.addHook('preClose', async () => {
@@ -55,6 +65,7 @@ export function installEvents(app: FastifyInstance, { db, collections, newest, c
     log,
     streams,
     tailer,
+    versions,
     startWorker(observe) {
       worker = startWorker(observe(webhookDeliveries(db, outbox.render)), createSender(config.webhooks.allowPrivate), config.webhooks, app.log)
     },

@@ -1,8 +1,9 @@
 /**
- * One tail of the event log per instance, fanned out to its open streams (DESIGN "Events"). It
- * reads what is new at most every TAIL_EVERY_MS while a stream is open, and keeps the last events
- * it read, so that a stream that has caught up from the table joins without a gap: it gets what
- * the tail read after its own position, then every new batch.
+ * One tail of the event log per instance, fanned out to its open streams (DESIGN "Events") and
+ * to the collections' versions (src/events/versions.ts). It reads what is new at most every
+ * TAIL_EVERY_MS while a stream is open or once something follows it for good, and keeps the last
+ * events it read, so that a stream that has caught up from the table joins without a gap: it gets
+ * what the tail read after its own position, then every new batch.
  */
 import { isAfter, type EventLog, type EventQuery, type Position, type StoredEvent } from '../db/events.js'
 
@@ -20,6 +21,11 @@ export interface Subscriber {
   position: Position
   filter: EventFilter
   deliver(event: StoredEvent): void
+  /**
+   * Told after each read that reached the end of the log: it began at `startedAt`
+   * (performance.now()) and has read every event of the transactions below `horizon`.
+   */
+  caughtUp?(startedAt: number, horizon: bigint): void
 }
 
 export const matches = (filter: EventFilter, event: StoredEvent): boolean =>
@@ -39,6 +45,11 @@ export interface Tailer {
    */
   join(subscriber: Subscriber): Promise<boolean>
   leave(subscriber: Subscriber): void
+  /**
+   * Starts the tail if it is not running and delivers it every event from the tail's position
+   * on, for as long as the service runs: the tail no longer stops when the last stream leaves.
+   */
+  follow(subscriber: Subscriber): Promise<void>
   close(): void
   /** The last event the tail has read; undefined while it is not running (no stream open): the metrics' event lag. */
   readonly position: Position | undefined
@@ -53,6 +64,8 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
   let timer: NodeJS.Timeout | undefined
   let starting: Promise<void> | undefined
   let reading = false
+  /** Something follows the tail for good (`follow`): it runs without streams. */
+  let followed = false
   /** Moves on each stop: a read or a start that resumes after it belongs to a tail that is gone. */
   let generation = 0
 
@@ -60,17 +73,26 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     if (reading || !position) return
     reading = true
     const current = generation
+    const startedAt = performance.now()
     try {
       for (;;) {
-        const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH })
-        if (batch.length === 0 || current !== generation) break
+        const horizon = await log.horizon()
+        const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH }, horizon)
+        if (current !== generation) break
+        if (batch.length === 0) {
+          for (const subscriber of subscribers) subscriber.caughtUp?.(startedAt, BigInt(horizon))
+          break
+        }
         position = batch.at(-1)!.position
         kept.push(...batch)
         if (kept.length > KEPT) {
           from = kept[kept.length - KEPT - 1]!.position
           kept = kept.slice(-KEPT)
         }
-        for (const subscriber of subscribers) for (const event of batch) send(subscriber, event)
+        for (const subscriber of subscribers) {
+          for (const event of batch) send(subscriber, event)
+          if (batch.length < BATCH) subscriber.caughtUp?.(startedAt, BigInt(horizon))
+        }
         if (batch.length < BATCH) break
       }
     } catch (error) {
@@ -88,23 +110,27 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     kept = []
   }
 
+  /** Starts the tail at the log's end, once; whoever asks meanwhile waits for it. */
+  async function start(): Promise<void> {
+    if (position) return
+    const current = generation
+    starting ??= log
+      .end()
+      .then((end) => {
+        if (current !== generation) return
+        position = from = end
+        timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
+      })
+      .finally(() => (starting = undefined))
+    await starting
+  }
+
   return {
     async join(subscriber) {
-      // The first stream starts the tail at the log's end; streams joining meanwhile wait for it.
-      if (!position) {
-        const current = generation
-        starting ??= log
-          .end()
-          .then((end) => {
-            if (current !== generation) return
-            position = from = end
-            timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
-          })
-          .finally(() => (starting = undefined))
-        await starting
-        // Stopped meanwhile (the service is closing): the stream catches up again, or ends.
-        if (!position) return false
-      }
+      // The first stream starts the tail at the log's end.
+      await start()
+      // Stopped meanwhile (the service is closing): the stream catches up again, or ends.
+      if (!position) return false
       if (isAfter(from!, subscriber.position)) return false
       for (const event of kept) send(subscriber, event)
       subscribers.add(subscriber)
@@ -113,10 +139,18 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     leave(subscriber) {
       subscribers.delete(subscriber)
       // Nobody listening: no reads, and a later stream starts the tail afresh.
-      if (subscribers.size === 0) stop()
+      if (subscribers.size === 0 && !followed) stop()
+    },
+    async follow(subscriber) {
+      followed = true
+      await start()
+      if (!position) return
+      subscriber.position = position
+      subscribers.add(subscriber)
     },
     close() {
       subscribers.clear()
+      followed = false
       stop()
     },
     get position() {

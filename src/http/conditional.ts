@@ -54,6 +54,12 @@ const SELECTION = /~[0-9a-z]*(?:\+[\w-]+)?"$/
 const versionOf = (tag: string) => tag.replace(SELECTION, '"')
 
 /**
+ * A list tag's page, without what it says about when it was read (`@<log version>.<request>`,
+ * src/resources/revalidation.ts): the same page read at another version is the same representation.
+ */
+const pageOf = (tag: string) => tag.replace(/@[\w.-]*"$/, '"')
+
+/**
  * When a write's only precondition is If-Match: the `updated_at` values of the item tags it names
  * for this version and variant (itemTag's inverse), so that the write can require one of them of
  * the row as it writes. Undefined when the request has no precondition; null when the row must be
@@ -99,7 +105,7 @@ function tagList(value: string): string[] {
  * Strong comparison: both strong and equal (RFC 9110 §8.8.3.2), an item's fields aside: a client
  * that read some fields of this version may change it (If-Match is about the version).
  */
-const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || tag === etag || versionOf(tag) === versionOf(etag))
+const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag === '*' || pageOf(tag) === pageOf(etag) || versionOf(tag) === versionOf(etag))
 /**
  * Weak comparison: equal once any `W/` is dropped. On a write, as for If-Match, an item's version
  * is compared whatever its fields: If-None-Match asks whether the client has this version.
@@ -107,7 +113,7 @@ const strongMatch = (tags: string[], etag: string) => tags.some((tag) => tag ===
 const weakMatch = (tags: string[], etag: string, write: boolean) =>
   tags.some((tag) => {
     const weak = tag.replace(/^W\//, '')
-    return tag === '*' || weak === etag || (write && versionOf(weak) === versionOf(etag))
+    return tag === '*' || pageOf(weak) === pageOf(etag) || (write && versionOf(weak) === versionOf(etag))
   })
 
 export type Outcome = 'proceed' | 'not-modified'

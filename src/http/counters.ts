@@ -19,6 +19,14 @@ export interface Counters {
   peek(key: string): Promise<Count | undefined>
   /** Forgets `key` (a successful sign-in clears its failures). */
   reset(key: string): Promise<void>
+  /**
+   * Keeps `value` under `key` for `ttlMs` unless a greater one (compared as strings) is kept:
+   * the newest of a caller's write positions (src/http/read-your-writes.ts), whatever order its
+   * writes end in.
+   */
+  keepGreatest(key: string, value: string, ttlMs: number): Promise<void>
+  /** The value keepGreatest keeps under `key`, if any. */
+  kept(key: string): Promise<string | undefined>
   /** Settles once the store has connected or failed to (Redis); the service starts after it. */
   connected?(): Promise<void>
   close(): Promise<void>
@@ -31,7 +39,9 @@ const SWEEP_EVERY_MS = 1000
 
 export function memoryCounters(now: () => number = Date.now): Counters {
   const windows = new Map<string, { count: number; endsAt: number }>()
+  const values = new Map<string, { value: string; endsAt: number }>()
   let sweptAt = 0
+  let valuesSweptAt = 0
   const live = (key: string, at: number) => {
     const window = windows.get(key)
     if (window && window.endsAt <= at) {
@@ -63,8 +73,23 @@ export function memoryCounters(now: () => number = Date.now): Counters {
     async reset(key) {
       windows.delete(key)
     },
+    async keepGreatest(key, value, ttlMs) {
+      const at = now()
+      const kept = values.get(key)
+      if (kept && kept.endsAt > at && kept.value >= value) return
+      if (values.size >= SWEEP_AT && at - valuesSweptAt >= SWEEP_EVERY_MS) {
+        valuesSweptAt = at
+        for (const [k, v] of values) if (v.endsAt <= at) values.delete(k)
+      }
+      values.set(key, { value, endsAt: at + ttlMs })
+    },
+    async kept(key) {
+      const kept = values.get(key)
+      return kept && kept.endsAt > now() ? kept.value : undefined
+    },
     async close() {
       windows.clear()
+      values.clear()
     },
   }
 }
@@ -75,6 +100,12 @@ local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`
+
+/** SET with an expiry unless the value kept is greater (compared as strings). One round trip, atomic. */
+const KEEP_GREATEST_SCRIPT = `
+local kept = redis.call('GET', KEYS[1])
+if (not kept) or kept < ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 1`
 
 /** Longest wait for Redis before a hit is counted in memory instead. */
 const REDIS_TIMEOUT_MS = 500
@@ -88,6 +119,7 @@ export interface RedisCountersOptions {
 }
 
 type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>
+type KeepCommand = (key: string, value: string, ttlMs: number) => Promise<number>
 
 /**
  * Counters in Redis. When Redis cannot be reached, hits are counted in this instance's memory
@@ -103,7 +135,9 @@ export function redisCounters({ url, prefix, onFallback }: RedisCountersOptions)
     keyPrefix: prefix,
   })
   redis.defineCommand('rfHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+  redis.defineCommand('rfKeepGreatest', { numberOfKeys: 1, lua: KEEP_GREATEST_SCRIPT })
   const hitCommand = (redis as unknown as { rfHit: HitCommand }).rfHit.bind(redis)
+  const keepCommand = (redis as unknown as { rfKeepGreatest: KeepCommand }).rfKeepGreatest.bind(redis)
   const memory = memoryCounters()
   let fallback = false
   const fellBack = (error: unknown) => {
@@ -142,6 +176,19 @@ export function redisCounters({ url, prefix, onFallback }: RedisCountersOptions)
     },
     async reset(key) {
       await Promise.all([redis.del(key).catch(fellBack), memory.reset(key)])
+    },
+    async keepGreatest(key, value, ttlMs) {
+      // Kept in memory too: while Redis is away, this instance still reads what it was told.
+      await Promise.all([keepCommand(key, value, ttlMs).catch(fellBack), memory.keepGreatest(key, value, ttlMs)])
+    },
+    async kept(key) {
+      try {
+        const [shared, own] = [await redis.get(key), await memory.kept(key)]
+        return shared === null || (own !== undefined && own > shared) ? own : shared
+      } catch (error) {
+        fellBack(error)
+        return memory.kept(key)
+      }
     },
     async close() {
       redis.disconnect()

@@ -64,6 +64,7 @@ export function tracedDatabase(db: Database, tracer: Tracer): Database {
     ...db,
     ...traced(db),
     replica: traced(db.replica),
+    readsAfter: (lsn) => traced(db.readsAfter(lsn)),
     transaction(fn, options) {
       const parent = context.active()
       if (!live(parent)) return db.transaction(fn, options)

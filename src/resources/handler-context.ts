@@ -2,9 +2,11 @@
 import type { FastifyRequest } from 'fastify'
 import type { Database } from '../db/client.js'
 import type { EventDraft, EventLog } from '../db/events.js'
+import type { CollectionVersions } from '../events/versions.js'
+import type { ReadYourWrites } from '../http/read-your-writes.js'
 import type { IdempotencyKeys } from '../db/idempotency.js'
 import { callerAccess, type CallerAccess } from './caller-access.js'
-import type { Collection, EventAction } from './collection.js'
+import { eventCollection, type Collection, type EventAction } from './collection.js'
 import { fieldSelector, type FieldSelector } from './field-selection.js'
 import type { Caller } from '../auth/caller.js'
 import { includer, readableBy, type IncludePlan } from './include.js'
@@ -33,6 +35,10 @@ export interface CollectionServices {
   countLimit: number
   /** Every collection's relations (src/resources/relations.ts). */
   relations: ReadonlyMap<Collection, ReadonlyMap<string, Relation>>
+  /** The collections' versions from the event tail (src/events/versions.ts). */
+  versions: CollectionVersions
+  /** Where a caller's reads run after their writes (src/http/read-your-writes.ts). */
+  readYourWrites: ReadYourWrites
 }
 
 /**
@@ -52,6 +58,11 @@ export interface HandlerContext extends CollectionServices, CallerAccess, Views 
   include(query: Record<string, unknown>): IncludePlan | undefined
   /** What a list may sort and filter by, its relations' fields too (`filter=author.name = "Ada"`). */
   listSpec: ListSpec
+  /**
+   * The event collections a list's page may show: its own, and those of its relations (what it
+   * embeds or filters through, and a referenced item whose deletion empties a column).
+   */
+  shows: readonly string[]
 }
 
 /**
@@ -107,5 +118,6 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     select: fieldSelector(collection),
     include: includer(collection, services.relations, viewsOf),
     listSpec: { ...collection.listSpec, relations: relatedSpecs(services.relations.get(collection)) },
+    shows: [...new Set([collection, ...[...(services.relations.get(collection)?.values() ?? [])].map((relation) => relation.target)].map(eventCollection))],
   }
 }

@@ -12,6 +12,7 @@ import { cursorPage } from './list-query/cursor.js'
 import { cursorLinks, pageLinks } from './list-query/links.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import type { Representation, Row } from './represent.js'
+import { currentTag, listTag } from './revalidation.js'
 import type { Extra } from './store.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
@@ -22,12 +23,12 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
   return outcome === 'not-modified' ? reply.code(304).send() : body
 }
 
-// Reads that follow no write of theirs may be served by a read replica (db.replica).
+// Reads may be served by a read replica, one that has the caller's last write (readYourWrites).
 /** The select list's additions for the related items a request embeds (include=). */
 const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): Extra | undefined =>
   included && ((outer, add) => embeddedSelect(included, request.caller, outer, add))
 
-export const listHandler = ({ collection, db, store, summary, authorize, placement, select, include, listSpec }: HandlerContext) =>
+export const listHandler = ({ collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, readYourWrites }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
@@ -36,7 +37,12 @@ export const listHandler = ({ collection, db, store, summary, authorize, placeme
     const selection = select(query.fields)
     const included = include(query)
     const { scope, standing } = await placement(request, 'list', request.params)
-    const { rows, total } = await store.list(plan, scope, db.replica, selection?.columns, extraFor(included, request), request.caller)
+    varyByPrefer(reply)
+    // The client's page is current: answered without reading it.
+    const current = await currentTag(request, versions, shows, readYourWrites.lastWrite)
+    if (current) return conditionalRead(request, reply, undefined, { etag: current }, collection.options.cacheMaxAge)
+    const on = await readYourWrites.reads(request)
+    const { rows, total, version } = await store.list(plan, scope, on, selection?.columns, extraFor(included, request), request.caller)
     const represent = included
       ? (row: Row) => ({ ...summary(row, standing(row), selection), ...embedded(included, row, request.caller) })
       : (row: Row) => summary(row, standing(row), selection)
@@ -55,21 +61,20 @@ export const listHandler = ({ collection, db, store, summary, authorize, placeme
     // Past COUNT_LIMIT the total is unknown: no X-Total-Count rather than a wrong one.
     if (total !== undefined) reply.header('x-total-count', total)
     if (exactCount) preferenceApplied(reply, 'count=exact')
-    varyByPrefer(reply)
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
-    const etag = entityTag([body, total ?? null, link])
+    const etag = listTag(request, entityTag([body, total ?? null, link]), version)
     const asked = selection !== undefined || included !== undefined
     return conditionalRead(request, reply, bodyOf(request, reply, asked, body), { etag }, collection.options.cacheMaxAge)
   }
 
-export const readHandler = ({ collection, db, store, detail, scopeOf, validators, authorize, standing, select, include }: HandlerContext) =>
+export const readHandler = ({ collection, store, detail, scopeOf, validators, authorize, standing, select, include, readYourWrites }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'read')
     const query = request.query as RawQuery
     const selection = select(query.fields)
     const included = include(query)
-    const row = await store.find(scopeOf(request.params), db.replica, selection?.columns, extraFor(included, request))
+    const row = await store.find(scopeOf(request.params), await readYourWrites.reads(request), selection?.columns, extraFor(included, request))
     if (!row) throw notFound()
     const caller = await standing(request, 'read', request.params, row)
     const representation = detail(row, caller, selection)

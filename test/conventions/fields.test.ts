@@ -1,8 +1,7 @@
 // `fields=` on items, lists and the answers of writes, and `Prefer: return=minimal` on writes
 // (DESIGN "Reading: fields, include, filter expressions, search").
 import t from 'tap'
-import type { Statements } from '../../src/db/client.js'
-import { eachDatabase, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, readsSeen, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
 
 async function product(api: Api, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
@@ -11,18 +10,6 @@ async function product(api: Api, body: Record<string, unknown> = {}): Promise<Re
   return created.body
 }
 
-/** The statements the service's reads send from here on (reads go to `db.replica`: the primary when there is none). */
-function readsSeen(api: Api): string[] {
-  const seen: string[] = []
-  const reads = api.db.replica
-  ;(api.db as { replica: Statements }).replica = {
-    query: (text, params, name) => {
-      seen.push(text)
-      return reads.query(text, params, name)
-    },
-  }
-  return seen
-}
 
 t.test('an item with fields=: those fields and id, in the schema order; the SQL reads only their columns', (t) =>
   eachDatabase(t, async (t, api) => {

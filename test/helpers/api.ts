@@ -5,7 +5,7 @@ import { buildApp, type BuildOptions } from '../../src/app.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
-import { openDatabase, type Database } from '../../src/db/client.js'
+import { openDatabase, type Database, type Statements } from '../../src/db/client.js'
 import { checkAnswers, type AnswerChecks } from './contract.js'
 import { createTestDatabase, eachKind, type DatabaseKind, type TestDatabase } from './databases.js'
 import { TEST_PASSWORD_COST } from './passwords.js'
@@ -180,6 +180,19 @@ export async function startApi(
   const admin = await createUser(db, { roles: ['admin'], name: 'Test admin' })
   const base = { kind, app, db, databaseConfig: database.config, origin, adminToken: admin.token }
   return apiClient(base, {})
+}
+
+export /** The statements the service's reads send from here on (reads go to `db.replica`: the primary when there is none). */
+function readsSeen(api: Api): string[] {
+  const seen: string[] = []
+  const reads = api.db.replica
+  ;(api.db as { replica: Statements }).replica = {
+    query: (text, params, name) => {
+      seen.push(text)
+      return reads.query(text, params, name)
+    },
+  }
+  return seen
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })

@@ -4,12 +4,15 @@ import { buildApp } from '../../src/app.js'
 import { products } from '../../src/collections/products/index.js'
 import { reviews } from '../../src/collections/reviews/index.js'
 import { defineCollection } from '../../src/resources/collection.js'
-import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, readsSeen, startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
+import { until } from '../helpers/until.js'
 
 const ETAG = /^"v\d+\.[0-9a-z]+(\.[0-9a-z]+)?"$/
-const LIST_ETAG = /^"[A-Za-z0-9_-]{27}"$/
+/** A page's hash, then the log version it was read at and its request's key (src/resources/revalidation.ts). */
+const LIST_ETAG = /^"[A-Za-z0-9_-]{27}@\d+\.\d+\.[\w-]{12}"$/
+const pageOf = (tag: string) => tag.split('@')[0]
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
 
 /** A product the admin creates, and the admin's answer. */
@@ -225,6 +228,108 @@ t.test('list pages carry an ETag of their items, total and links (CACHE-19)', (t
     t.not((await admin.get(url)).headers.get('etag'), grown.headers.get('etag'), 'an item on the page changed')
   }),
 )
+
+/**
+ * Revalidates `url` until the answer comes without the page being read (the event tail has
+ * caught up with every write so far), and returns that answer and what was read for it.
+ */
+async function revalidatedWithoutQuery(api: Api, url: string, etag: string, headers: Record<string, string> = {}) {
+  const seen = readsSeen(api)
+  return until('a revalidation without the page query', async () => {
+    seen.length = 0
+    const answer = await api.get(url, { ...headers, 'if-none-match': etag })
+    return seen.length === 0 ? { answer, seen } : undefined
+  })
+}
+
+t.test('a list revalidates without its query while nothing it shows has changed (DESIGN "Reading")', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const admin = api.admin
+    const { path } = await product(api, { name: 'a' })
+    const url = `${V1}/products?sort=name`
+    const page = await admin.get(url)
+    const etag = page.headers.get('etag')!
+    const { answer } = await revalidatedWithoutQuery(admin, url, etag)
+    t.equal(answer.status, 304, 'not modified, and no statement read the page')
+    t.equal(answer.headers.get('etag'), etag, 'under the same tag')
+    t.equal(answer.text, '')
+    t.equal(answer.headers.get('cache-control'), page.headers.get('cache-control'), 'with the caching headers of the 200')
+    t.equal(answer.headers.get('vary'), page.headers.get('vary'))
+
+    // A write on this instance: the very next revalidation reads the page again.
+    await admin.patch(path, { price: 99 })
+    const changed = await admin.get(url, { 'if-none-match': etag })
+    t.equal(changed.status, 200, 'a write is seen at once, not after the tail')
+    t.equal(changed.body[0].price, 99)
+    t.not(pageOf(changed.headers.get('etag')!), pageOf(etag))
+
+    // A change to what the page embeds (a review of the product moves its rating) is a change of the page.
+    const embedded = `${V1}/products?sort=name&include=reviews`
+    const before = await admin.get(embedded)
+    await revalidatedWithoutQuery(admin, embedded, before.headers.get('etag')!)
+    const review = await admin.post(`${path}/reviews`, { rating: 4, title: 'Good', body: 'A good mug.' })
+    t.equal(review.status, 201, 'a review of the product')
+    const after = await admin.get(embedded, { 'if-none-match': before.headers.get('etag')! })
+    t.equal(after.status, 200)
+    t.equal(after.body[0].reviews.length, 1, 'the new review is embedded')
+  }),
+)
+
+t.test('a list tag is current only for its own request and caller', (t) =>
+  eachDatabase(t, async (t, api) => {
+    await product(api, { name: 'a' })
+    await product(api, { name: 'b' })
+    const first = await api.anonymous.get(`${V1}/products?sort=name&size=1`)
+    const etag = first.headers.get('etag')!
+    await revalidatedWithoutQuery(api.anonymous, `${V1}/products?sort=name&size=1`, etag)
+    // Another page with this tag: read, and not the same page.
+    const seen = readsSeen(api)
+    const second = await api.anonymous.get(`${V1}/products?sort=name&size=1&page=2`, { 'if-none-match': etag })
+    t.equal(second.status, 200)
+    t.equal(second.body[0].name, 'b')
+    t.ok(seen.some((text) => text.includes('FROM "products"')), 'the page was read')
+    // Another caller with the same URL: read, then compared by what it would receive.
+    seen.length = 0
+    const customer = await api.newUser()
+    const theirs = await customer.api.get(`${V1}/products?sort=name&size=1`, { 'if-none-match': etag })
+    t.ok(seen.some((text) => text.includes('FROM "products"')), 'their page was read')
+    t.equal(theirs.status, 304, 'the same page as the anonymous one, so still not modified')
+    t.equal(pageOf(theirs.headers.get('etag')!), pageOf(etag))
+    t.not(theirs.headers.get('etag'), etag, 'under a tag of their own request')
+  }),
+)
+
+t.test('after a write elsewhere in the log, an unchanged page is still a 304, under the tag of now', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const admin = api.admin
+    await product(api, { name: 'a' })
+    const url = `${V1}/products?name=a`
+    const etag = (await admin.get(url)).headers.get('etag')!
+    await product(api, { name: 'b' })
+    const again = await admin.get(url, { 'if-none-match': etag })
+    t.equal(again.status, 304, 'the page is what the client has')
+    t.equal(pageOf(again.headers.get('etag')!), pageOf(etag))
+    t.not(again.headers.get('etag'), etag, 'read at a later version of the log')
+    t.equal((await admin.get(url, { 'if-match': etag })).status, 200, 'If-Match compares the page, whenever it was read')
+  }),
+)
+
+t.test('a write on another instance reaches this one by the tail (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
+  const one = await startApi(t, 'postgres')
+  const other = await startApi(t, 'postgres', undefined, { besides: one })
+  const created = await one.admin.post(`${V1}/products`, productBody({ name: 'a' }))
+  const url = `${V1}/products?sort=name`
+  const etag = (await one.admin.get(url)).headers.get('etag')!
+  await revalidatedWithoutQuery(one.admin, url, etag)
+  const changed = await other.admin.patch(`${V1}/products/${created.body.id as string}`, { price: 42 })
+  t.equal(changed.status, 200)
+  // The other instance's write is in the log; this one's tail reads it within TAIL_EVERY_MS.
+  const seen = await until('the other instance\u2019s write to reach this one', async () => {
+    const answer = await one.admin.get(url, { 'if-none-match': etag })
+    return answer.status === 200 ? answer : undefined
+  })
+  t.equal(seen.body[0].price, 42)
+})
 
 t.test('one version of an item, one writer: parallel If-Match writes (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
   const api = await startApi(t, 'postgres')

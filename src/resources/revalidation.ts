@@ -1,0 +1,55 @@
+/**
+ * A list's revalidation without its query (DESIGN "Reading"). A page's ETag is the hash of what
+ * the caller received (src/http/conditional.ts, entityTag) followed by `@<log version>.<request>`:
+ * the event log's version its statement saw (LOG_VERSION) and a hash of what chose the page (the
+ * URL, the caller, their roles, Prefer). A request with the same URL and caller that sends the tag
+ * back gets its 304 without the page being read while, as far as this instance knows, no event of
+ * the collections the page shows (the collection and those it relates to) came after that
+ * version (src/events/versions.ts). Otherwise the page is read, and its tag compared by its hash:
+ * the same page read at a later version is still a 304, under the tag of now. A caller's own write
+ * on another instance counts once this one's tail has read it (src/http/read-your-writes.ts).
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import { versionPosition } from '../db/events.js'
+import type { CollectionVersions } from '../events/versions.js'
+import type { ReadYourWrites } from '../http/read-your-writes.js'
+
+const REVALIDATION = /^(?:W\/)?("[\w-]+)@(\d+\.\d+)\.([\w-]+)"$/
+
+/** What chose the page besides the data: the same key, the same page while nothing changed. */
+function requestKey(request: FastifyRequest): string {
+  const user = request.caller?.user
+  const chosen = `${request.url}\n${user ? `${user.id} ${user.roles.join(',')}` : ''}\n${request.headers.prefer ?? ''}`
+  return createHash('sha256').update(chosen).digest('base64url').slice(0, 12)
+}
+
+/** A page's tag: its hash (a quoted entityTag) and when and for what it was read. */
+export const listTag = (request: FastifyRequest, pageTag: string, version: string | null): string =>
+  `${pageTag.slice(0, -1)}@${version ?? '0.0'}.${requestKey(request)}"`
+
+/**
+ * The tag of If-None-Match that is still current without reading the page, if there is one.
+ * `collections` are the event collections the page shows. Only for a plain revalidation: with
+ * If-Match, the page is read to be compared.
+ */
+export async function currentTag(
+  request: FastifyRequest,
+  versions: CollectionVersions,
+  collections: readonly string[],
+  lastWrite: ReadYourWrites['lastWrite'],
+): Promise<string | undefined> {
+  const { headers } = request
+  const ifNoneMatch = headers['if-none-match']
+  if (ifNoneMatch === undefined || headers['if-match'] !== undefined) return undefined
+  versions.follow()
+  const written = (await lastWrite(request))?.xmax
+  let key: string | undefined
+  for (const tag of ifNoneMatch.split(',')) {
+    const match = REVALIDATION.exec(tag.trim())
+    if (!match) continue
+    key ??= requestKey(request)
+    if (match[3] === key && versions.unchanged(versionPosition(match[2]!), collections, written)) return `${match[1]}@${match[2]}.${match[3]}"`
+  }
+  return undefined
+}
