@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import { uuidv7 } from '../ids.js'
 import { ApiError } from '../errors.js'
 import type { Database, Statements } from './client.js'
+import { eventsOf } from './events.js'
 
 export interface Account {
   id: string
@@ -39,6 +40,20 @@ export interface StoredSession {
 }
 
 const ACCOUNT = 'u.id, u.email, u.name, u.roles'
+
+/** A user's row as the users collection's events keep it: every column but the secret and the provider's subject. */
+const USER_ROW = 'id, email, name, roles, created_at, updated_at'
+/** No request's time limit applies here: a statement's own (STATEMENT_TIMEOUT_MS) does. */
+const UNLIMITED = String(2 ** 31)
+
+/**
+ * A change to users made here rather than by the users collection's handlers, with its event in
+ * the same statement, as the collection's own writes are (src/resources/store.ts): the change
+ * feed, webhooks and the revalidation of users lists (src/events/versions.ts) learn of it. The
+ * change's parameters come first; then the actor (none: the service itself) and the time left.
+ */
+const announced = (change: string, type: 'users.created' | 'users.updated', parameters: number) =>
+  `WITH w AS (${change} RETURNING ${USER_ROW}), e AS (${eventsOf('w', { type, collection: 'users' }, parameters + 1, parameters + 2)}) SELECT ${ACCOUNT.replace(/u\./g, '')} FROM w`
 const account = (row: Record<string, unknown>): Account => ({
   id: row.id as string,
   email: row.email as string,
@@ -56,8 +71,8 @@ export function accounts(db: Database) {
 
     async create(user: { email: string; name: string; passwordHash: string; roles: string[] }): Promise<Account> {
       const rows = await db.query(
-        `INSERT INTO users (id, email, name, password_hash, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now()) RETURNING ${ACCOUNT.replace(/u\./g, '')}`,
-        [uuidv7(), user.email, user.name, user.passwordHash, user.roles],
+        announced('INSERT INTO users (id, email, name, password_hash, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now())', 'users.created', 5),
+        [uuidv7(), user.email, user.name, user.passwordHash, user.roles, null, UNLIMITED],
         'account_create',
       )
       return account(rows[0]!)
@@ -119,9 +134,8 @@ export function accounts(db: Database) {
       const placeholder = `${createHash('sha256').update(user.subject).digest('hex').slice(0, 32)}@external.invalid`
       for (const email of user.email ? [user.email, placeholder] : [placeholder]) {
         const rows = await db.query(
-          `INSERT INTO users AS u (id, email, name, roles, external_subject, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
-           ON CONFLICT DO NOTHING RETURNING ${ACCOUNT}`,
-          [uuidv7(), email, user.name, user.roles, user.subject, now],
+          announced('INSERT INTO users (id, email, name, roles, external_subject, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT DO NOTHING', 'users.created', 6),
+          [uuidv7(), email, user.name, user.roles, user.subject, now, null, UNLIMITED],
           'account_create_external',
         )
         if (rows[0]) return account(rows[0])
@@ -134,7 +148,11 @@ export function accounts(db: Database) {
 
     /** Keeps the roles an identity provider asserts on its user's row (for the tokens they issue). */
     async setRoles(id: string, roles: string[]): Promise<void> {
-      await db.query('UPDATE users SET roles = $2, updated_at = greatest(now(), updated_at + interval \'1 millisecond\') WHERE id = $1', [id, roles], 'account_set_roles')
+      await db.query(
+        announced("UPDATE users SET roles = $2, updated_at = greatest(now(), updated_at + interval '1 millisecond') WHERE id = $1", 'users.updated', 2),
+        [id, roles, null, UNLIMITED],
+        'account_set_roles',
+      )
     },
 
     async deleteSession(id: string): Promise<void> {

@@ -1,6 +1,7 @@
 // The outbox and the change feed (DESIGN "Events"): one event per committed change, in its
 // transaction; none for a write that fails; GET /events for admins, resumable, filtered, paged.
 import t from 'tap'
+import { accounts } from '../../src/db/accounts.js'
 import { eventLog, type StoredEvent } from '../../src/db/events.js'
 import { eachDatabase, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
@@ -55,6 +56,22 @@ t.test('an event keeps the row as written, never a write-only column, and is sho
     const events = await feed(api)
     t.same(events.at(-1)!.data, { id: created.id, name: 'As it was' })
     t.same(events[0]!.data.price, { amount: 12.5, currency: 'USD' }, 'a kept row shows as the newest version does')
+  }),
+)
+
+t.test('users made or changed outside the users routes are events too: the CLI, an identity provider and the roles it asserts', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const store = accounts(api.db)
+    const made = await store.create({ email: 'cli@shop.test', name: 'From the CLI', passwordHash: 'scrypt$not-a-hash', roles: [] })
+    const external = await store.ensureExternal({ subject: 'idp|7', email: 'idp@shop.test', name: 'From the provider', roles: ['admin'] })
+    t.same(await store.ensureExternal({ subject: 'idp|7', email: 'idp@shop.test', name: 'From the provider', roles: ['admin'] }), external, 'found again: no second event')
+    await store.setRoles(external.id, [])
+    const events = await feed(api, '?type=users.created,users.updated')
+    t.same(events.map((e) => [e.type, e.item_id]), [['users.created', made.id], ['users.created', external.id], ['users.updated', external.id]])
+    t.same(events[2]!.data.roles, [], 'as the user is now')
+    t.equal(events[0]!.actor_id, null, 'made by the service itself')
+    const kept = await api.db.query<{ item: Record<string, unknown> }>("SELECT item FROM events WHERE collection = 'users'", [])
+    t.ok(kept.every(({ item }) => !('password_hash' in item) && !('external_subject' in item)), 'no secret is kept')
   }),
 )
 

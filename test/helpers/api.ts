@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type BuildOptions } from '../../src/app.js'
 import { newSecret, secretHash } from '../../src/auth/secrets.js'
 import { accounts } from '../../src/db/accounts.js'
+import { uuidv7 } from '../../src/ids.js'
 import type { Config, DatabaseConfig } from '../../src/config.js'
 import { openDatabase, type Database, type Statements } from '../../src/db/client.js'
 import { checkAnswers, type AnswerChecks } from './contract.js'
@@ -64,14 +65,19 @@ let users = 0
 
 /**
  * A user and a token, written directly: signing in would hash a password with scrypt (0.45 s) per
- * user. The password hash is not a valid one, so nobody signs in as them with a password.
+ * user. The password hash is not a valid one, so nobody signs in as them with a password. The row
+ * is the test's setting, as a seeded one is: no event says it was made, and the change feed a
+ * test reads has only what the test did.
  */
 async function createUser(db: Database, options: { roles?: string[]; name?: string } = {}) {
   const email = `user${++users}.${process.pid}@shop.test`
-  const user = await accounts(db).create({ email, name: options.name ?? `User ${users}`, passwordHash: 'not-a-password-hash', roles: options.roles ?? [] })
+  const [user] = await db.query<{ id: string }>(
+    'INSERT INTO users (id, email, name, password_hash, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now()) RETURNING id',
+    [uuidv7(), email, options.name ?? `User ${users}`, 'not-a-password-hash', options.roles ?? []],
+  )
   const token = newSecret('rf_token_')
-  await accounts(db).createToken(user.id, secretHash(token), { name: 'test', scopes: ['read', 'write'], expiresAt: new Date(Date.now() + 86_400_000) })
-  return { id: user.id, email, token }
+  await accounts(db).createToken(user!.id, secretHash(token), { name: 'test', scopes: ['read', 'write'], expiresAt: new Date(Date.now() + 86_400_000) })
+  return { id: user!.id, email, token }
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {

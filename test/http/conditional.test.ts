@@ -1,10 +1,12 @@
 // Conditional requests and caching (RFC 9110 §13, RFC 9111): standards checklist CACHE-01 to CACHE-19.
+import { randomBytes } from 'node:crypto'
+import { connect } from 'node:net'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { products } from '../../src/collections/products/index.js'
 import { reviews } from '../../src/collections/reviews/index.js'
 import { defineCollection } from '../../src/resources/collection.js'
-import { eachDatabase, readsSeen, startApi, testConfig, V1, type Api } from '../helpers/api.js'
+import { bearer, eachDatabase, readsSeen, startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
@@ -14,6 +16,11 @@ const ETAG = /^"v\d+\.[0-9a-z]+(\.[0-9a-z]+)?"$/
 const LIST_ETAG = /^"[A-Za-z0-9_-]{27}@\d+\.\d+\.[\w-]{12}"$/
 const pageOf = (tag: string) => tag.split('@')[0]
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
+const redis = await new Promise<boolean>((resolve) => {
+  const socket = connect(6379, '127.0.0.1', () => (socket.end(), resolve(true)))
+  socket.on('error', () => resolve(false))
+})
 
 /** A product the admin creates, and the admin's answer. */
 async function product(api: Api, overrides: Record<string, unknown> = {}) {
@@ -329,6 +336,24 @@ t.test('a write on another instance reaches this one by the tail (PostgreSQL)', 
     return answer.status === 200 ? answer : undefined
   })
   t.equal(seen.body[0].price, 42)
+})
+
+t.test('a caller who wrote on another instance never gets a stale 304 (PostgreSQL, Redis)', { skip: !databaseKinds().includes('postgres') ? 'needs PostgreSQL' : !redis && 'needs Redis on 127.0.0.1:6379' }, async (t) => {
+  // Two instances sharing Redis: the writer's position is kept there.
+  const config = { redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: `conditional-${randomBytes(6).toString('hex')}:` }
+  const one = await startApi(t, 'postgres', undefined, { config })
+  const other = await startApi(t, 'postgres', undefined, { config, besides: one })
+  const writer = await one.newUser({ roles: ['admin'] })
+  const [here, there] = [writer.api, other.as(bearer(writer.token))]
+  const created = await here.post(`${V1}/products`, productBody({ name: 'a' }))
+  const url = `${V1}/products?sort=name`
+  const etag = (await there.get(url)).headers.get('etag')!
+  await revalidatedWithoutQuery(there, url, etag)
+  // Written on one, read at once on the other, before its tail can have read the write.
+  t.equal((await here.patch(`${V1}/products/${created.body.id as string}`, { price: 42 })).status, 200)
+  const read = await there.get(url, { 'if-none-match': etag })
+  t.equal(read.status, 200, 'the page is read again')
+  t.equal(read.body[0].price, 42)
 })
 
 t.test('one version of an item, one writer: parallel If-Match writes (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
