@@ -75,11 +75,13 @@ export interface Database extends Statements {
   /** Whether reads may go to replicas at all (DATABASE_REPLICA_URLS). */
   readonly replicated: boolean
   /**
-   * Reads for a caller whose last write left the primary's log at `lsn` (DESIGN "Scale": a caller
-   * reads their own writes): a replica that has replayed that far, else the primary. Where the
-   * replicas stand is polled every REPLAY_POLL_MS once this is first asked.
+   * Reads that must see every change the primary's log held at `lsn` (DESIGN "Scale": a caller
+   * reads their own writes): on a replica that has replayed that far, else the primary. Where the
+   * replicas stand is polled every REPLAY_POLL_MS once this or `replayed` is first asked.
    */
   readsAfter(lsn: bigint): Statements
+  /** The furthest any replica has replayed the primary's log, as last polled; without replicas, past any position. */
+  replayed(): bigint
   /**
    * Runs `fn` in one transaction on one connection: committed when `fn` resolves, rolled back when
    * it throws. A transaction that loses a deadlock or a serialization check runs again (up to
@@ -219,6 +221,11 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
         }
       }),
     )
+  const watchReplay = () => {
+    if (polling) return
+    polling = setInterval(() => void poll(), REPLAY_POLL_MS).unref()
+    void poll()
+  }
   return {
     kind: 'postgres',
     capabilities: { concurrentWriters: true },
@@ -228,12 +235,14 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
     replicated: replicas.length > 0,
     readsAfter(lsn) {
       if (replicas.length === 0) return replica
-      if (!polling) {
-        polling = setInterval(() => void poll(), REPLAY_POLL_MS).unref()
-        void poll()
-      }
+      watchReplay()
       const caughtUp = replicas.filter((_, i) => replayed[i]! >= lsn)
       return caughtUp.length === 0 ? { query } : spread(caughtUp)
+    },
+    replayed() {
+      if (replicas.length === 0) return NEVER_BEHIND
+      watchReplay()
+      return replayed.reduce((most, lsn) => (lsn > most ? lsn : most), -1n)
     },
     transaction: (fn, options) =>
       retrying(async () => {
@@ -319,6 +328,7 @@ async function openPglite(dataDir: string, template: ClusterTemplate): Promise<D
     replica: { query },
     replicated: false,
     readsAfter: () => ({ query }),
+    replayed: () => NEVER_BEHIND,
     // One connection: no other transaction runs meanwhile, so there is nothing to announce.
     transaction: (fn) =>
       retrying(() =>

@@ -1,5 +1,5 @@
 /** The events table: appended in a change's transaction, read by the change feed, pruned by age. */
-import type { Database, Statements, Transaction } from './client.js'
+import { lsnOf, type Database, type Statements, type Transaction } from './client.js'
 
 /** The table every write announces itself on (TransactionOptions.announce). */
 export const EVENTS_TABLE = 'events'
@@ -126,22 +126,6 @@ const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, 
    ORDER BY events.tx, events.id
    LIMIT $5`
 
-/**
- * The log's version as a statement's snapshot sees it, for a list's ETag (src/resources/revalidation.ts):
- * the position of the newest event of a transaction below the snapshot's xmin, `tx.id`, or null
- * while there is none. Every transaction below xmin has ended, so no event can appear below this
- * position later; a change this snapshot does not see has its events above it. The feed's index
- * answers it from its end.
- */
-export const LOG_VERSION = `(SELECT e.tx::text || '.' || e.id FROM events e WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY e.tx DESC, e.id DESC LIMIT 1)`
-
-/** A LOG_VERSION as a position; START for null (no event yet). */
-export function versionPosition(version: string | null): Position {
-  if (version === null) return START
-  const [tx, id] = version.split('.')
-  return { tx: BigInt(tx!), id: Number(id) }
-}
-
 /** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
 export async function horizonOf(statements: Statements): Promise<string> {
   const [{ horizon }] = (await statements.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
@@ -157,8 +141,15 @@ export function eventLog(db: Database, render: RenderEvent) {
       tx.beforeCommit(APPEND, [JSON.stringify(rows)])
     },
 
-    /** The visibility horizon now (HORIZON): a reader that pages below it up to its end has read every event of the transactions below it. */
-    horizon: () => horizonOf(db),
+    /**
+     * The visibility horizon now (HORIZON), and where the primary's log stood then: a reader that
+     * pages below the horizon to its end has read every event of the transactions below it, and
+     * a replica that has replayed to `lsn` has their changes (they had ended before it was read).
+     */
+    async horizon(): Promise<{ horizon: string; lsn: bigint }> {
+      const [row] = await db.query<{ horizon: string; lsn: string }>(`${HORIZON}, pg_current_wal_insert_lsn()::text AS lsn`, [], 'events_horizon_lsn')
+      return { horizon: row!.horizon, lsn: lsnOf(row!.lsn) }
+    },
 
     /** Events after `query.after` below `horizon`, by default the horizon now. */
     async page(query: EventQuery, horizon?: string): Promise<StoredEvent[]> {

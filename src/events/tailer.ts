@@ -23,9 +23,10 @@ export interface Subscriber {
   deliver(event: StoredEvent): void
   /**
    * Told after each read that reached the end of the log: it began at `startedAt`
-   * (performance.now()) and has read every event of the transactions below `horizon`.
+   * (performance.now()) and has read every event of the transactions below `horizon`, which had
+   * all ended when the primary's log stood at `lsn`.
    */
-  caughtUp?(startedAt: number, horizon: bigint): void
+  caughtUp?(startedAt: number, horizon: bigint, lsn: bigint): void
 }
 
 export const matches = (filter: EventFilter, event: StoredEvent): boolean =>
@@ -76,11 +77,11 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     const startedAt = performance.now()
     try {
       for (;;) {
-        const horizon = await log.horizon()
+        const { horizon, lsn } = await log.horizon()
         const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH }, horizon)
         if (current !== generation) break
         if (batch.length === 0) {
-          for (const subscriber of subscribers) subscriber.caughtUp?.(startedAt, BigInt(horizon))
+          for (const subscriber of subscribers) subscriber.caughtUp?.(startedAt, BigInt(horizon), lsn)
           break
         }
         position = batch.at(-1)!.position
@@ -91,7 +92,7 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
         }
         for (const subscriber of subscribers) {
           for (const event of batch) send(subscriber, event)
-          if (batch.length < BATCH) subscriber.caughtUp?.(startedAt, BigInt(horizon))
+          if (batch.length < BATCH) subscriber.caughtUp?.(startedAt, BigInt(horizon), lsn)
         }
         if (batch.length < BATCH) break
       }

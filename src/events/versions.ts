@@ -1,32 +1,48 @@
 /**
  * What this instance knows of the collections' versions, from the event tail (DESIGN "Reading":
- * revalidation costs no query). Every committed write has its events, so a list read at log
- * version V (LOG_VERSION) is still current while the tail has read no event of the collections it
- * shows after V. The tail reads every TAIL_EVERY_MS: a write on another instance is seen within
- * that. A write on this one is seen at once: until a read of the tail that began after it has
- * ended, nothing counts as unchanged.
+ * revalidation costs no query). Every committed write has its events, and the tail has read
+ * every event of the transactions below its horizon. A page read after the tail reached horizon
+ * H holds every change of those transactions; it is still current while the tail has read no
+ * event of the collections it shows from a transaction at or above H. The tail reads every
+ * TAIL_EVERY_MS: another instance's write is seen within that. A write on this one is seen at
+ * once: until a read of the tail that began after it has ended, nothing counts as unchanged.
  */
-import { isAfter, type Position } from '../db/events.js'
+import type { Position } from '../db/events.js'
 import type { Tailer } from './tailer.js'
+
+/** How far the tail had read: every event of a transaction below `horizon`, all ended when the primary's log was at `lsn`. */
+export interface ReadTo {
+  horizon: bigint
+  lsn: bigint
+}
 
 export interface CollectionVersions {
   /** Starts following the log (the first list read does); until it has, nothing counts as unchanged. */
   follow(): void
   /**
-   * Whether, as far as this instance knows, no event of these collections came after `version`;
-   * `written`: the xmax after the caller's last write (src/http/read-your-writes.ts), which the
-   * tail must have read past.
+   * How far the tail had read, the newest such point whose changes a replica that has replayed
+   * to `replayed` has too (the primary has them all); undefined while the tail has not caught up.
    */
-  unchanged(version: Position, collections: readonly string[], written?: bigint): boolean
+  readTo(replayed: bigint): ReadTo | undefined
+  /**
+   * Whether, as far as this instance knows, a page read once the tail had read to `horizon` is
+   * current: no event of these collections since. `written`: the xmax after the caller's last
+   * write (src/http/read-your-writes.ts), which the tail must have read past.
+   */
+  unchanged(horizon: bigint, collections: readonly string[], written?: bigint): boolean
   /** A write of this instance has committed (its answer is being sent). */
   wrote(): void
 }
 
+/** The tail's last catch-ups kept for pages read on a replica that lags: two seconds of them. */
+const KEPT = 8
+
 export function collectionVersions(tailer: Tailer, onError: (error: unknown) => void): CollectionVersions {
-  /** The newest event read of each collection, since `since`. */
-  const newest = new Map<string, Position>()
+  /** The newest transaction of each collection's events read since `since`. */
+  const newest = new Map<string, bigint>()
   let since: Position | undefined
-  let horizon = 0n
+  /** The last catch-ups, oldest first. */
+  let reads: ReadTo[] = []
   let caughtUpAt = -Infinity
   let wroteAt = -Infinity
   let following = false
@@ -37,10 +53,13 @@ export function collectionVersions(tailer: Tailer, onError: (error: unknown) => 
       const subscriber = {
         position: { tx: 0n, id: 0 },
         filter: { types: [], prefixes: [], collections: [] },
-        deliver: (event: { position: Position; collection: string }) => void newest.set(event.collection, event.position),
-        caughtUp(startedAt: number, readTo: bigint) {
+        deliver(event: { position: Position; collection: string }) {
+          const last = newest.get(event.collection)
+          if (last === undefined || event.position.tx > last) newest.set(event.collection, event.position.tx)
+        },
+        caughtUp(startedAt: number, horizon: bigint, lsn: bigint) {
           caughtUpAt = startedAt
-          horizon = readTo
+          if (reads.at(-1)?.horizon !== horizon) reads = [...reads.slice(1 - KEPT), { horizon, lsn }]
         },
       }
       tailer.follow(subscriber).then(
@@ -51,14 +70,17 @@ export function collectionVersions(tailer: Tailer, onError: (error: unknown) => 
         },
       )
     },
-    unchanged(version, collections, written) {
-      // Events before the tail began are unknown here; so is a write of this instance not read
-      // yet, and one of the caller's on another instance.
-      if (!since || isAfter(since, version) || wroteAt >= caughtUpAt || (written !== undefined && written > horizon)) return false
-      return collections.every((collection) => {
-        const last = newest.get(collection)
-        return last === undefined || !isAfter(last, version)
-      })
+    readTo(replayed) {
+      for (let i = reads.length - 1; i >= 0; i--) if (reads[i]!.lsn <= replayed) return reads[i]
+      return undefined
+    },
+    unchanged(horizon, collections, written) {
+      // The tail knows the events after `since`: those of transactions above its own. A write of
+      // this instance the tail has not read yet, or the caller's on another instance, is unknown.
+      const last = reads.at(-1)
+      if (!since || !last || horizon <= since.tx || wroteAt >= caughtUpAt) return false
+      if (written !== undefined && written > last.horizon) return false
+      return collections.every((collection) => (newest.get(collection) ?? 0n) < horizon)
     },
     wrote() {
       wroteAt = performance.now()

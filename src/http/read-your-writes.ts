@@ -24,7 +24,16 @@ export interface ReadYourWrites {
   lastWrite(request: FastifyRequest): Promise<WritePosition | undefined> | undefined
   /** Where the request's reads may run: db.replica, unless the caller's last write is not on it yet. */
   reads(request: FastifyRequest): Statements | Promise<Statements>
+  /**
+   * Where a list's page is read, and the newest of the points `readTo` knows (how far the event
+   * tail had read: src/events/versions.ts) that the place has every change of: on a replica, one
+   * it has replayed; on the primary, the newest.
+   */
+  pageReads<T extends { lsn: bigint }>(request: FastifyRequest, readTo: (replayed: bigint) => T | undefined): Promise<{ on: Statements; at: T | undefined }>
 }
+
+/** Past any position of the log: what the primary has. */
+const ALL = 2n ** 64n
 
 const keyOf = (userId: string) => `written:${userId}`
 // Compared as strings by Counters.keepGreatest: the log position first, at a fixed width.
@@ -36,7 +45,12 @@ const decode = (text: string): WritePosition => {
 
 export function installReadYourWrites(app: FastifyInstance, db: Database, counters: Counters, shared: boolean): ReadYourWrites {
   if (db.kind !== 'postgres' || !(shared || db.replicated)) {
-    return { lastWrite: () => undefined, reads: () => db.replica }
+    return {
+      lastWrite: () => undefined,
+      reads: () => db.replica,
+      // No replicas: every read sees what the primary has.
+      pageReads: async (_request, readTo) => ({ on: db.replica, at: readTo(ALL) }),
+    }
   }
   app.addHook('onSend', async (request, reply, payload) => {
     const { caller } = request
@@ -64,6 +78,16 @@ export function installReadYourWrites(app: FastifyInstance, db: Database, counte
     reads(request) {
       const found = db.replicated ? lastWrite(request) : undefined
       return found ? found.then((last) => (last ? db.readsAfter(last.lsn) : db.replica)) : db.replica
+    },
+    async pageReads(request, readTo) {
+      if (!db.replicated) return { on: db.replica, at: readTo(ALL) }
+      const last = await lastWrite(request)
+      const replayed = db.replayed()
+      // The caller's last write is on no replica yet: the primary, which has everything.
+      if (last && last.lsn > replayed) return { on: db, at: readTo(ALL) }
+      const at = readTo(replayed)
+      const needed = [last?.lsn ?? 0n, at?.lsn ?? 0n].reduce((a, b) => (a > b ? a : b))
+      return { on: needed > 0n ? db.readsAfter(needed) : db.replica, at }
     },
   }
 }

@@ -38,11 +38,13 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
     const included = include(query)
     const { scope, standing } = await placement(request, 'list', request.params)
     varyByPrefer(reply)
+    versions.follow()
     // The client's page is current: answered without reading it.
     const current = await currentTag(request, versions, shows, readYourWrites.lastWrite)
     if (current) return conditionalRead(request, reply, undefined, { etag: current }, collection.options.cacheMaxAge)
-    const on = await readYourWrites.reads(request)
-    const { rows, total, version } = await store.list(plan, scope, on, selection?.columns, extraFor(included, request), request.caller)
+    // How far the tail had read before the page is, at what the page is read from.
+    const { on, at: readTo } = await readYourWrites.pageReads(request, versions.readTo)
+    const { rows, total } = await store.list(plan, scope, on, selection?.columns, extraFor(included, request), request.caller)
     const represent = included
       ? (row: Row) => ({ ...summary(row, standing(row), selection), ...embedded(included, row, request.caller) })
       : (row: Row) => summary(row, standing(row), selection)
@@ -63,7 +65,7 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
     if (exactCount) preferenceApplied(reply, 'count=exact')
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
-    const etag = listTag(request, entityTag([body, total ?? null, link]), version)
+    const etag = listTag(request, entityTag([body, total ?? null, link]), readTo?.horizon)
     const asked = selection !== undefined || included !== undefined
     return conditionalRead(request, reply, bodyOf(request, reply, asked, body), { etag }, collection.options.cacheMaxAge)
   }

@@ -1,21 +1,20 @@
 /**
  * A list's revalidation without its query (DESIGN "Reading"). A page's ETag is the hash of what
- * the caller received (src/http/conditional.ts, entityTag) followed by `@<log version>.<request>`:
- * the event log's version its statement saw (LOG_VERSION) and a hash of what chose the page (the
- * URL, the caller, their roles, Prefer). A request with the same URL and caller that sends the tag
- * back gets its 304 without the page being read while, as far as this instance knows, no event of
- * the collections the page shows (the collection and those it relates to) came after that
- * version (src/events/versions.ts). Otherwise the page is read, and its tag compared by its hash:
+ * the caller received (src/http/conditional.ts, entityTag) followed by `@<horizon>.<request>`:
+ * how far the instance's event tail had read before the page was (src/events/versions.ts), and a
+ * hash of what chose the page (the URL, the caller, their roles, Prefer). A request with the same
+ * URL and caller that sends the tag back gets its 304 without the page being read while, as far
+ * as this instance knows, no event of the collections the page shows (the collection and those it
+ * relates to) came since. Otherwise the page is read, and its tag compared by its hash:
  * the same page read at a later version is still a 304, under the tag of now. A caller's own write
  * on another instance counts once this one's tail has read it (src/http/read-your-writes.ts).
  */
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import { versionPosition } from '../db/events.js'
 import type { CollectionVersions } from '../events/versions.js'
 import type { ReadYourWrites } from '../http/read-your-writes.js'
 
-const REVALIDATION = /^(?:W\/)?("[\w-]+)@(\d+\.\d+)\.([\w-]+)"$/
+const REVALIDATION = /^(?:W\/)?("[\w-]+)@(\d+)\.([\w-]+)"$/
 
 /** What chose the page besides the data: the same key, the same page while nothing changed. */
 function requestKey(request: FastifyRequest): string {
@@ -24,9 +23,8 @@ function requestKey(request: FastifyRequest): string {
   return createHash('sha256').update(chosen).digest('base64url').slice(0, 12)
 }
 
-/** A page's tag: its hash (a quoted entityTag) and when and for what it was read. */
-export const listTag = (request: FastifyRequest, pageTag: string, version: string | null): string =>
-  `${pageTag.slice(0, -1)}@${version ?? '0.0'}.${requestKey(request)}"`
+/** A page's tag: its hash (a quoted entityTag), how far the tail had read before it was read (0: not known), and for what. */
+export const listTag = (request: FastifyRequest, pageTag: string, horizon = 0n): string => `${pageTag.slice(0, -1)}@${horizon}.${requestKey(request)}"`
 
 /**
  * The tag of If-None-Match that is still current without reading the page, if there is one.
@@ -42,14 +40,13 @@ export async function currentTag(
   const { headers } = request
   const ifNoneMatch = headers['if-none-match']
   if (ifNoneMatch === undefined || headers['if-match'] !== undefined) return undefined
-  versions.follow()
   const written = (await lastWrite(request))?.xmax
   let key: string | undefined
   for (const tag of ifNoneMatch.split(',')) {
     const match = REVALIDATION.exec(tag.trim())
     if (!match) continue
     key ??= requestKey(request)
-    if (match[3] === key && versions.unchanged(versionPosition(match[2]!), collections, written)) return `${match[1]}@${match[2]}.${match[3]}"`
+    if (match[3] === key && versions.unchanged(BigInt(match[2]!), collections, written)) return `${match[1]}@${match[2]}.${match[3]}"`
   }
   return undefined
 }

@@ -9,7 +9,7 @@ import type { Database, Statements } from '../db/client.js'
 import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { RELEVANCE, type ListPlan } from './list-query/plan.js'
-import { COMPLETE, keptCountOf, listStatement, quote, TOTAL, VERSION } from './list-query/to-sql.js'
+import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
@@ -28,14 +28,10 @@ export type Extra = (outer: string, add: (value: unknown) => string) => string
  */
 export type LockStrength = 'keep' | 'change' | 'delete'
 
-/**
- * A list page: its rows (one more than the page when another follows), the matching rows' count
- * (undefined past the limit), and the event log's version it was read at (null before any event).
- */
+/** A list page: its rows (one more than the page when another follows) and the matching rows' count, undefined past the limit. */
 export interface ListResult {
   rows: Row[]
   total: number | undefined
-  version: string | null
 }
 
 /** What a one-statement write records (its event's type and collection, who made the change), and how long it may take. */
@@ -275,7 +271,7 @@ export function createStore(db: Database, options: StoreOptions): Store {
       const count = Number(found[0]![TOTAL])
       const total = plan.count === 'exact' || found[0]![COMPLETE] === true || count <= countLimit ? count : undefined
       // An empty page is one row of nulls, there to carry the count.
-      return { rows: found[0]!.id === null ? [] : found, total, version: found[0]![VERSION] as string | null }
+      return { rows: found[0]!.id === null ? [] : found, total }
     },
     find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected, extra),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,

@@ -35,6 +35,11 @@ t.test('reads go to the replica; writes, preconditions, sign-in and the change f
   const { id: firstId } = (await first.json()) as { id: string }
   await until('the replica to have the first product', async () => ((await fetch(`${origin}${V1}/products/${firstId}`)).status === 200 ? true : undefined))
 
+  // The instance follows the event log once lists are read: its list tags say how far (`@<horizon>.`).
+  const horizonOf = (tag: string) => BigInt(/@(\d+)\./.exec(tag)![1]!)
+  const listTag = async (headers: Record<string, string> = {}) => (await fetch(`${origin}${V1}/products`, { headers })).headers.get('etag')!
+  await until('the instance to follow the event log', async () => (horizonOf(await listTag()) > 0n ? true : undefined))
+
   await replication.onReplica('SELECT pg_wal_replay_pause()')
   const second = await send('POST', `${origin}${V1}/products`, { name: 'Primary only', sku: 'REPL-2', price: 2 }, admin)
   t.equal(second.status, 201, 'a write goes to the primary')
@@ -42,6 +47,14 @@ t.test('reads go to the replica; writes, preconditions, sign-in and the change f
   t.equal((await fetch(`${origin}${V1}/products/${id}`)).status, 404, 'an item read comes from the replica, which has not replayed it')
   const list = await fetch(`${origin}${V1}/products`)
   t.equal(list.headers.get('x-total-count'), '1', 'and so does a list')
+  // A page read on the lagging replica is tagged with how far the log had been read at what the
+  // replica has, not at what the primary has: revalidated later, it is read again.
+  const primaryTag = await until('the instance to read the log past the write', async () => {
+    const tag = await listTag(admin)
+    return horizonOf(tag) > horizonOf(list.headers.get('etag')!) ? tag : undefined
+  })
+  const replicaTag = await listTag()
+  t.ok(horizonOf(replicaTag) < horizonOf(primaryTag), 'the replica’s page is tagged as of what it has')
   // Whoever wrote it reads it: from the primary, on every instance, while the replica lags.
   for (const at of [origin, another.origin]) {
     t.equal((await fetch(`${at}${V1}/products/${id}`, { headers: admin })).status, 200, `the writer reads its item at once (${at === origin ? 'this' : 'another'} instance)`)
@@ -60,6 +73,9 @@ t.test('reads go to the replica; writes, preconditions, sign-in and the change f
   await replication.onReplica('SELECT pg_wal_replay_resume()')
   await until('the replica to replay the second product', async () => ((await fetch(`${origin}${V1}/products/${id}`)).status === 200 ? true : undefined))
   t.pass('once replayed, the replica serves it')
+  const revalidated = await fetch(`${origin}${V1}/products`, { headers: { 'if-none-match': replicaTag } })
+  t.equal(revalidated.status, 200, 'the page read on the lagging replica is not current')
+  t.equal(revalidated.headers.get('x-total-count'), '2')
 
   // Once the replica has the writer's writes, the writer's reads go back to it: a user who
   // registers (nobody's write) while the replay is paused is not there yet, for the writer too.

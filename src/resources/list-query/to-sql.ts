@@ -2,7 +2,6 @@
  * Translates a ListPlan into one SQL statement: the page and its bounded count in one round trip
  * and one snapshot. Paging, sorting and filtering all happen in SQL; values are parameters.
  */
-import { LOG_VERSION } from '../../db/events.js'
 import type { Field } from '../fields.js'
 import { RELEVANCE, type CursorPosition, type Filter, type ListPlan } from './plan.js'
 
@@ -24,8 +23,6 @@ export interface ListTable {
 export const TOTAL = '__total'
 /** True when the count is every matching row (the table's kept count), not one bounded by the limit. */
 export const COMPLETE = '__complete'
-/** The event log's version the statement's snapshot saw (LOG_VERSION): part of the page's ETag. */
-export const VERSION = '__version'
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 const columnOf = (field: Field) => quote(field.name)
@@ -113,8 +110,7 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values, column
  * The statement for a list page. Its rows are the page's (one more than the page size, to know
  * whether another follows; backward cursor pages nearest first), each with the count of matching
  * rows in TOTAL: the table's kept count when nothing is filtered (COMPLETE), else counted up to
- * `countLimit + 1` unless `exact`, and the event log's version (VERSION). An empty page is one row
- * of nulls with the count.
+ * `countLimit + 1` unless `exact`. An empty page is one row of nulls with the count.
  *
  * The page is a deferred join: the ids first, in order, which an index on the sort keys answers
  * without visiting the table, then those rows. A plain OFFSET fetches every skipped row: on
@@ -169,7 +165,7 @@ export function listStatement(
     return {
       text:
         `WITH m AS MATERIALIZED (SELECT ${keys} FROM ${target.table}${where}${bound}) ` +
-        `SELECT c.n AS "${TOTAL}", false AS "${COMPLETE}", ${LOG_VERSION} AS "${VERSION}", p.* FROM (SELECT count(*) AS n FROM m) c ` +
+        `SELECT c.n AS "${TOTAL}", false AS "${COMPLETE}", p.* FROM (SELECT count(*) AS n FROM m) c ` +
         page(`(${ids('m', [`c.n <= ${countLimit}`])}) UNION ALL (${ids(target.table, [...matching, `c.n > ${countLimit}`])})`),
       values: values.list,
     }
@@ -181,5 +177,5 @@ export function listStatement(
     matching.length === 0
       ? `SELECT COALESCE(k.n, (${counted})) AS n, k.n IS NOT NULL AS complete FROM (${target.keptCount}) k`
       : `SELECT (${counted}) AS n, false AS complete`
-  return { text: `SELECT c.n AS "${TOTAL}", c.complete AS "${COMPLETE}", ${LOG_VERSION} AS "${VERSION}", p.* FROM (${count}) c ${page(ids(target.table, matching))}`, values: values.list }
+  return { text: `SELECT c.n AS "${TOTAL}", c.complete AS "${COMPLETE}", p.* FROM (${count}) c ${page(ids(target.table, matching))}`, values: values.list }
 }
