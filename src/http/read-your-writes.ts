@@ -75,9 +75,9 @@ export function installReadYourWrites(app: FastifyInstance, db: Database, counte
   }
   return {
     lastWrite,
-    reads(request) {
-      const found = db.replicated ? lastWrite(request) : undefined
-      return found ? found.then((last) => (last ? db.readsAfter(last.lsn) : db.replica)) : db.replica
+    async reads(request) {
+      const last = db.replicated ? await lastWrite(request) : undefined
+      return last ? db.readsAfter(last.lsn) : db.replica
     },
     async pageReads(request, readTo) {
       if (!db.replicated) return { on: db.replica, at: readTo(ALL) }
