@@ -6,9 +6,8 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { SAFE_METHODS } from '../http/methods.js'
 
-/** Methods that change nothing (RFC 9110 §9.2.1). */
-export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** The origin of a URL, or undefined when it is not one (`null`, garbage). */
 function originOf(value: string): string | undefined {

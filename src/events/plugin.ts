@@ -5,19 +5,20 @@
  * the worker gives back what it was delivering while the database is still open.
  */
 import type { FastifyInstance } from 'fastify'
-import { SAFE_METHODS } from '../auth/csrf.js'
 import type { Config } from '../config.js'
 import type { Database } from '../db/client.js'
 import { eventLog, type EventLog } from '../db/events.js'
 import { webhookDeliveries, type WebhookDeliveries } from '../db/webhooks.js'
 import { every, PRUNE_EVERY_MS } from '../http/housekeeping.js'
+import { SAFE_METHODS } from '../http/methods.js'
 import type { Collection } from '../resources/collection.js'
 import { createSender } from '../webhooks/send.js'
 import { startWorker, type WebhookWorker } from '../webhooks/worker.js'
 import { createOutbox, type Outbox } from './outbox.js'
 import { eventStreams, type EventStreams } from './stream.js'
 import { createTailer, type Tailer } from './tailer.js'
-import { collectionVersions, type CollectionVersions } from './versions.js'
+import type { CollectionVersions } from '../resources/revalidation.js'
+import { collectionVersions } from './versions.js'
 
 export interface EventsOptions {
   db: Database

@@ -8,31 +8,8 @@
  * once: until a read of the tail that began after it has ended, nothing counts as unchanged.
  */
 import type { Position } from '../db/events.js'
+import type { CollectionVersions, ReadTo } from '../resources/revalidation.js'
 import type { Tailer } from './tailer.js'
-
-/** How far the tail had read: every event of a transaction below `horizon`, all ended when the primary's log was at `lsn`. */
-export interface ReadTo {
-  horizon: bigint
-  lsn: bigint
-}
-
-export interface CollectionVersions {
-  /** Starts following the log (the first list read does); until it has, nothing counts as unchanged. */
-  follow(): void
-  /**
-   * How far the tail had read, the newest such point whose changes a replica that has replayed
-   * to `replayed` has too (the primary has them all); undefined while the tail has not caught up.
-   */
-  readTo(replayed: bigint): ReadTo | undefined
-  /**
-   * Whether, as far as this instance knows, a page read once the tail had read to `horizon` is
-   * current: no event of these collections since. `written`: the xmax after the caller's last
-   * write (src/http/read-your-writes.ts), which the tail must have read past.
-   */
-  unchanged(horizon: bigint, collections: readonly string[], written?: bigint): boolean
-  /** A write of this instance has committed (its answer is being sent). */
-  wrote(): void
-}
 
 /** The tail's last catch-ups kept for pages read on a replica that lags: two seconds of them. */
 const KEPT = 8

@@ -11,10 +11,10 @@
  * reads the primary.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SAFE_METHODS } from '../auth/csrf.js'
 import type { Database, Statements } from '../db/client.js'
 import { writePosition, type WritePosition } from '../db/write-positions.js'
 import type { Counters } from './counters.js'
+import { SAFE_METHODS } from './methods.js'
 
 /** How long a write position is kept: a replica further behind than this is one to repair, not to wait for. */
 const KEPT_MS = 5 * 60_000
