@@ -139,7 +139,8 @@ function inline(client: pg.ClientBase, text: string, params: readonly unknown[])
 
 /** How often the replicas' replay is read, once a caller's read waits on it (Database.readsAfter). */
 export const REPLAY_POLL_MS = 100
-const NEVER_BEHIND = 2n ** 64n
+/** Past any position of the log: what the primary has. */
+export const NEVER_BEHIND = 2n ** 64n
 
 /** A pg_lsn (`16/B374D848`) as a number: the byte position in the log. */
 export const lsnOf = (text: string): bigint => {
@@ -209,22 +210,27 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
   // How far each replica has replayed the primary's log; -1 until known, or while it cannot answer.
   const replayed = replicas.map(() => -1n)
   let polling: NodeJS.Timeout | undefined
+  let closed = false
+  /** One poll at a time: a replica slow to answer is not asked again meanwhile, nor its pool filled. */
+  const asking = replicas.map(() => false)
   const poll = () =>
-    Promise.all(
-      replicas.map(async (of, i) => {
-        try {
-          const [row] = await run<{ lsn: string | null }>(of, 'SELECT pg_last_wal_replay_lsn()::text AS lsn', [], 'replay_lsn')
-          // A server that replays nothing is no standby: it has every write it will ever have.
-          replayed[i] = row!.lsn === null ? NEVER_BEHIND : lsnOf(row!.lsn)
-        } catch {
-          replayed[i] = -1n
-        }
-      }),
-    )
+    replicas.forEach(async (of, i) => {
+      if (asking[i]) return
+      asking[i] = true
+      try {
+        const [row] = await run<{ lsn: string | null }>(of, 'SELECT pg_last_wal_replay_lsn()::text AS lsn', [], 'replay_lsn')
+        // A server that replays nothing is no standby: it has every write it will ever have.
+        replayed[i] = row!.lsn === null ? NEVER_BEHIND : lsnOf(row!.lsn)
+      } catch {
+        replayed[i] = -1n
+      } finally {
+        asking[i] = false
+      }
+    })
   const watchReplay = () => {
-    if (polling) return
-    polling = setInterval(() => void poll(), REPLAY_POLL_MS).unref()
-    void poll()
+    if (polling || closed) return
+    polling = setInterval(poll, REPLAY_POLL_MS).unref()
+    poll()
   }
   return {
     kind: 'postgres',
@@ -283,6 +289,7 @@ function openPostgres({ url, statementTimeoutMs = STATEMENT_TIMEOUT_MS, pooled =
       }
     },
     async close() {
+      closed = true
       clearInterval(polling)
       await Promise.all([pool, ...replicas].map((p) => p.end()))
     },

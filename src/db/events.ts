@@ -142,13 +142,18 @@ export function eventLog(db: Database, render: RenderEvent) {
     },
 
     /**
-     * The visibility horizon now (HORIZON), and where the primary's log stood then: a reader that
-     * pages below the horizon to its end has read every event of the transactions below it, and
-     * a replica that has replayed to `lsn` has their changes (they had ended before it was read).
+     * The visibility horizon now (HORIZON), where the primary's log stood then, and the next
+     * transaction id: a reader that pages below the horizon to its end has read every event of
+     * the transactions below it, a replica that has replayed to `lsn` has their changes (they had
+     * ended before it was read), and every transaction that had ended is below `xmax`.
      */
-    async horizon(): Promise<{ horizon: string; lsn: bigint }> {
-      const [row] = await db.query<{ horizon: string; lsn: string }>(`${HORIZON}, pg_current_wal_insert_lsn()::text AS lsn`, [], 'events_horizon_lsn')
-      return { horizon: row!.horizon, lsn: lsnOf(row!.lsn) }
+    async horizon(): Promise<{ horizon: string; lsn: bigint; xmax: bigint }> {
+      const [row] = await db.query<{ horizon: string; lsn: string; xmax: string }>(
+        `${HORIZON}, pg_current_wal_insert_lsn()::text AS lsn, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
+        [],
+        'events_horizon_lsn',
+      )
+      return { horizon: row!.horizon, lsn: lsnOf(row!.lsn), xmax: BigInt(row!.xmax) }
     },
 
     /** Events after `query.after` below `horizon`, by default the horizon now. */
@@ -183,15 +188,18 @@ export function eventLog(db: Database, render: RenderEvent) {
       return oldest === null || id < Number(oldest) ? 'pruned' : 'unknown'
     },
 
-    /** The position of the newest event below the horizon: where a tail starts. */
-    async end(): Promise<Position> {
+    /**
+     * The position of the newest event below the horizon, where a tail starts, and that horizon:
+     * every event of a transaction at or above it comes after the position.
+     */
+    async end(): Promise<{ position: Position; horizon: bigint }> {
       const horizon = await horizonOf(db)
       const rows = await db.query<{ tx: string; id: string }>(
         'SELECT tx::text AS tx, id::text AS id FROM events WHERE tx < $1::xid8 ORDER BY events.tx DESC, events.id DESC LIMIT 1',
         [horizon],
         'events_end',
       )
-      return rows[0] ? { tx: BigInt(rows[0].tx), id: Number(rows[0].id) } : START
+      return { position: rows[0] ? { tx: BigInt(rows[0].tx), id: Number(rows[0].id) } : START, horizon: BigInt(horizon) }
     },
 
     /** Deletes events older than `days`. */

@@ -23,10 +23,10 @@ export interface Subscriber {
   deliver(event: StoredEvent): void
   /**
    * Told after each read that reached the end of the log: it began at `startedAt`
-   * (performance.now()) and has read every event of the transactions below `horizon`, which had
-   * all ended when the primary's log stood at `lsn`.
+   * (performance.now()) and has read every event of the transactions below `read.horizon`
+   * (EventLog.horizon: with where the primary's log stood then, and the next transaction id).
    */
-  caughtUp?(startedAt: number, horizon: bigint, lsn: bigint): void
+  caughtUp?(startedAt: number, read: { horizon: bigint; lsn: bigint; xmax: bigint }): void
 }
 
 export const matches = (filter: EventFilter, event: StoredEvent): boolean =>
@@ -49,8 +49,10 @@ export interface Tailer {
   /**
    * Starts the tail if it is not running and delivers it every event from the tail's position
    * on, for as long as the service runs: the tail no longer stops when the last stream leaves.
+   * Resolves with the transaction id from which the subscriber gets every event (undefined when
+   * the service closed meanwhile).
    */
-  follow(subscriber: Subscriber): Promise<void>
+  follow(subscriber: Subscriber): Promise<bigint | undefined>
   close(): void
   /** The last event the tail has read; undefined while it is not running (no stream open): the metrics' event lag. */
   readonly position: Position | undefined
@@ -67,6 +69,8 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
   let reading = false
   /** Something follows the tail for good (`follow`): it runs without streams. */
   let followed = false
+  /** The horizon the tail started at: every event of a transaction at or above it comes after `from`. */
+  let startHorizon = 0n
   /** Moves on each stop: a read or a start that resumes after it belongs to a tail that is gone. */
   let generation = 0
 
@@ -77,11 +81,12 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     const startedAt = performance.now()
     try {
       for (;;) {
-        const { horizon, lsn } = await log.horizon()
-        const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH }, horizon)
+        const now = await log.horizon()
+        const batch = await log.page({ after: position, types: [], prefixes: [], collections: [], limit: BATCH }, now.horizon)
         if (current !== generation) break
+        const read = { ...now, horizon: BigInt(now.horizon) }
         if (batch.length === 0) {
-          for (const subscriber of subscribers) subscriber.caughtUp?.(startedAt, BigInt(horizon), lsn)
+          for (const subscriber of subscribers) subscriber.caughtUp?.(startedAt, read)
           break
         }
         position = batch.at(-1)!.position
@@ -92,7 +97,7 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
         }
         for (const subscriber of subscribers) {
           for (const event of batch) send(subscriber, event)
-          if (batch.length < BATCH) subscriber.caughtUp?.(startedAt, BigInt(horizon), lsn)
+          if (batch.length < BATCH) subscriber.caughtUp?.(startedAt, read)
         }
         if (batch.length < BATCH) break
       }
@@ -119,7 +124,8 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
       .end()
       .then((end) => {
         if (current !== generation) return
-        position = from = end
+        position = from = end.position
+        startHorizon = end.horizon
         timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
       })
       .finally(() => (starting = undefined))
@@ -145,9 +151,11 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
     async follow(subscriber) {
       followed = true
       await start()
-      if (!position) return
+      if (!position) return undefined
       subscriber.position = position
       subscribers.add(subscriber)
+      // Events after the position: all of the transactions above its own, and at or above the start's horizon.
+      return position.tx + 1n > startHorizon ? position.tx + 1n : startHorizon
     },
     close() {
       subscribers.clear()

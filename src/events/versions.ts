@@ -5,7 +5,7 @@
  * H holds every change of those transactions; it is still current while the tail has read no
  * event of the collections it shows from a transaction at or above H. The tail reads every
  * TAIL_EVERY_MS: another instance's write is seen within that. A write on this one is seen at
- * once: until a read of the tail that began after it has ended, nothing counts as unchanged.
+ * once: nothing counts as unchanged until the tail has read past it.
  */
 import type { Position } from '../db/events.js'
 import type { CollectionVersions, ReadTo } from '../resources/revalidation.js'
@@ -13,15 +13,20 @@ import type { Tailer } from './tailer.js'
 
 /** The tail's last catch-ups kept for pages read on a replica that lags: two seconds of them. */
 const KEPT = 8
+/** A tail that has not caught up for this long (its reads fail, or hang) is not trusted. */
+const STALE_AFTER_MS = 2000
 
 export function collectionVersions(tailer: Tailer, onError: (error: unknown) => void): CollectionVersions {
-  /** The newest transaction of each collection's events read since `since`. */
+  /** The newest transaction of each collection's events read since the tail was followed. */
   const newest = new Map<string, bigint>()
-  let since: Position | undefined
+  /** The tail delivers every event of a transaction from this one on; undefined until it is followed. */
+  let knownFrom: bigint | undefined
   /** The last catch-ups, oldest first. */
   let reads: ReadTo[] = []
   let caughtUpAt = -Infinity
-  let wroteAt = -Infinity
+  /** A write of this instance the tail has not been asked about yet, and the horizon that holds every one so far. */
+  let wroteAt: number | undefined
+  let writesBelow = 0n
   let following = false
   return {
     follow() {
@@ -34,13 +39,20 @@ export function collectionVersions(tailer: Tailer, onError: (error: unknown) => 
           const last = newest.get(event.collection)
           if (last === undefined || event.position.tx > last) newest.set(event.collection, event.position.tx)
         },
-        caughtUp(startedAt: number, horizon: bigint, lsn: bigint) {
+        caughtUp(startedAt: number, read: { horizon: bigint; lsn: bigint; xmax: bigint }) {
           caughtUpAt = startedAt
-          if (reads.at(-1)?.horizon !== horizon) reads = [...reads.slice(1 - KEPT), { horizon, lsn }]
+          // A read that began after this instance's last write: that write's transaction is below
+          // the read's xmax, and read once the horizon has passed it (an older transaction still
+          // open can hold the horizon back).
+          if (wroteAt !== undefined && startedAt > wroteAt) {
+            wroteAt = undefined
+            if (read.xmax > writesBelow) writesBelow = read.xmax
+          }
+          if (reads.at(-1)?.horizon !== read.horizon) reads = [...reads.slice(1 - KEPT), { horizon: read.horizon, lsn: read.lsn }]
         },
       }
       tailer.follow(subscriber).then(
-        () => (since = subscriber.position),
+        (from) => (knownFrom = from),
         (error: unknown) => {
           following = false
           onError(error)
@@ -52,11 +64,11 @@ export function collectionVersions(tailer: Tailer, onError: (error: unknown) => 
       return undefined
     },
     unchanged(horizon, collections, written) {
-      // The tail knows the events after `since`: those of transactions above its own. A write of
-      // this instance the tail has not read yet, or the caller's on another instance, is unknown.
       const last = reads.at(-1)
-      if (!since || !last || horizon <= since.tx || wroteAt >= caughtUpAt) return false
-      if (written !== undefined && written > last.horizon) return false
+      // The tail knows the events from `knownFrom` on, as of its last read, if that is recent. A
+      // write of this instance it has not read yet, or the caller's on another instance, is unknown.
+      if (knownFrom === undefined || !last || horizon < knownFrom || performance.now() - caughtUpAt > STALE_AFTER_MS) return false
+      if (wroteAt !== undefined || last.horizon < writesBelow || (written !== undefined && written > last.horizon)) return false
       return collections.every((collection) => (newest.get(collection) ?? 0n) < horizon)
     },
     wrote() {

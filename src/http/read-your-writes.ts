@@ -11,7 +11,7 @@
  * reads the primary.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Database, Statements } from '../db/client.js'
+import { NEVER_BEHIND, type Database, type Statements } from '../db/client.js'
 import { writePosition, type WritePosition } from '../db/write-positions.js'
 import type { Counters } from './counters.js'
 import { SAFE_METHODS } from './methods.js'
@@ -32,8 +32,6 @@ export interface ReadYourWrites {
   pageReads<T extends { lsn: bigint }>(request: FastifyRequest, readTo: (replayed: bigint) => T | undefined): Promise<{ on: Statements; at: T | undefined }>
 }
 
-/** Past any position of the log: what the primary has. */
-const ALL = 2n ** 64n
 
 const keyOf = (userId: string) => `written:${userId}`
 // Compared as strings by Counters.keepGreatest: the log position first, at a fixed width.
@@ -49,7 +47,7 @@ export function installReadYourWrites(app: FastifyInstance, db: Database, counte
       lastWrite: () => undefined,
       reads: () => db.replica,
       // No replicas: every read sees what the primary has.
-      pageReads: async (_request, readTo) => ({ on: db.replica, at: readTo(ALL) }),
+      pageReads: async (_request, readTo) => ({ on: db.replica, at: readTo(NEVER_BEHIND) }),
     }
   }
   app.addHook('onSend', async (request, reply, payload) => {
@@ -80,11 +78,11 @@ export function installReadYourWrites(app: FastifyInstance, db: Database, counte
       return last ? db.readsAfter(last.lsn) : db.replica
     },
     async pageReads(request, readTo) {
-      if (!db.replicated) return { on: db.replica, at: readTo(ALL) }
+      if (!db.replicated) return { on: db.replica, at: readTo(NEVER_BEHIND) }
       const last = await lastWrite(request)
       const replayed = db.replayed()
       // The caller's last write is on no replica yet: the primary, which has everything.
-      if (last && last.lsn > replayed) return { on: db, at: readTo(ALL) }
+      if (last && last.lsn > replayed) return { on: db, at: readTo(NEVER_BEHIND) }
       const at = readTo(replayed)
       const needed = [last?.lsn ?? 0n, at?.lsn ?? 0n].reduce((a, b) => (a > b ? a : b))
       return { on: needed > 0n ? db.readsAfter(needed) : db.replica, at }

@@ -149,6 +149,12 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
    * without being declared.
    */
   references?: Readonly<Record<string, { field: ColumnOf<M>; collection: string }>>
+  /**
+   * The service changes the items itself, without an event (a webhook's delivery log, a webhook
+   * its worker disables): a list of them, or of what embeds them, is always read to be
+   * revalidated (src/resources/revalidation.ts).
+   */
+  changedWithoutEvents?: boolean
   /** A state machine on one field (src/resources/states.ts): moves checked, guarded and carried out on PUT and PATCH. */
   states?: StateMachine
   /**

@@ -12,7 +12,7 @@ import { includer, readableBy, type IncludePlan } from './include.js'
 import type { AddValue, ListSpec, RelatedSpec } from './list-query/plan.js'
 import { quote } from './list-query/to-sql.js'
 import { restrictedReads } from './permissions.js'
-import type { CollectionVersions } from './revalidation.js'
+import { representationOf, type CollectionVersions } from './revalidation.js'
 import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
 import { createStore, type Store } from './store.js'
@@ -59,10 +59,20 @@ export interface HandlerContext extends CollectionServices, CallerAccess, Views 
   /** What a list may sort and filter by, its relations' fields too (`filter=author.name = "Ada"`). */
   listSpec: ListSpec
   /**
-   * The event collections a list's page may show: its own, and those of its relations (what it
-   * embeds or filters through, and a referenced item whose deletion empties a column).
+   * The event collections a list's page may show: its own, and those its relations reach in the
+   * two steps `include` may take (what it embeds or filters through, and a referenced item whose
+   * deletion empties a column); undefined when one of them changes without events.
    */
-  shows: readonly string[]
+  shows: readonly string[] | undefined
+  /** What the collection's pages are made from besides the data (src/resources/revalidation.ts). */
+  representation: string
+}
+
+/** HandlerContext.shows: the collection and those its relations reach in two steps, by their events' name. */
+function shownBy(collection: Collection, relations: CollectionServices['relations']): readonly string[] | undefined {
+  const next = (of: Collection) => [...(relations.get(of)?.values() ?? [])].map((relation) => relation.target)
+  const reached = new Set([collection, ...next(collection).flatMap((near) => [near, ...next(near)])])
+  return [...reached].some((one) => one.options.changedWithoutEvents) ? undefined : [...new Set([...reached].map(eventCollection))]
 }
 
 /**
@@ -118,6 +128,7 @@ export function handlerContext(collection: Collection, db: Database, versionNumb
     select: fieldSelector(collection),
     include: includer(collection, services.relations, viewsOf),
     listSpec: { ...collection.listSpec, relations: relatedSpecs(services.relations.get(collection)) },
-    shows: [...new Set([collection, ...[...(services.relations.get(collection)?.values() ?? [])].map((relation) => relation.target)].map(eventCollection))],
+    shows: shownBy(collection, services.relations),
+    representation: representationOf(collection.options.schemas, services.countLimit),
   }
 }

@@ -28,7 +28,7 @@ function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: 
 const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): Extra | undefined =>
   included && ((outer, add) => embeddedSelect(included, request.caller, outer, add))
 
-export const listHandler = ({ collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, readYourWrites }: HandlerContext) =>
+export const listHandler = ({ collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, representation, readYourWrites }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const query = request.query as RawQuery
@@ -40,7 +40,7 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
     varyByPrefer(reply)
     versions.follow()
     // The client's page is current: answered without reading it.
-    const current = await currentTag(request, versions, shows, readYourWrites.lastWrite)
+    const current = await currentTag(request, representation, versions, shows, readYourWrites.lastWrite)
     if (current) return conditionalRead(request, reply, undefined, { etag: current }, collection.options.cacheMaxAge)
     // How far the tail had read before the page is, at what the page is read from.
     const { on, at: readTo } = await readYourWrites.pageReads(request, versions.readTo)
@@ -65,7 +65,7 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
     if (exactCount) preferenceApplied(reply, 'count=exact')
     appendHeader(reply, 'link', link)
     // A page is its items, its total and its links: a change to any of them is a new page.
-    const etag = listTag(request, entityTag([body, total ?? null, link]), readTo?.horizon)
+    const etag = listTag(request, representation, entityTag([body, total ?? null, link]), readTo?.horizon)
     const asked = selection !== undefined || included !== undefined
     return conditionalRead(request, reply, bodyOf(request, reply, asked, body), { etag }, collection.options.cacheMaxAge)
   }

@@ -40,15 +40,24 @@ export interface CollectionVersions {
 
 const REVALIDATION = /^(?:W\/)?("[\w-]+)@(\d+)\.([\w-]+)"$/
 
+/**
+ * What a collection's pages are made from besides the data, fixed at startup: its schemas and
+ * how far lists count. An instance of another build (a rolling deploy) that shows the items
+ * otherwise does not take a tag of this one's for its own.
+ */
+export const representationOf = (schemas: unknown, countLimit: number): string =>
+  createHash('sha256').update(JSON.stringify([schemas, countLimit])).digest('base64url').slice(0, 12)
+
 /** What chose the page besides the data: the same key, the same page while nothing changed. */
-function requestKey(request: FastifyRequest): string {
+function requestKey(request: FastifyRequest, representation: string): string {
   const user = request.caller?.user
-  const chosen = `${request.url}\n${user ? `${user.id} ${user.roles.join(',')}` : ''}\n${request.headers.prefer ?? ''}`
+  const chosen = `${representation}\n${request.url}\n${user ? `${user.id} ${user.roles.join(',')}` : ''}\n${request.headers.prefer ?? ''}`
   return createHash('sha256').update(chosen).digest('base64url').slice(0, 12)
 }
 
 /** A page's tag: its hash (a quoted entityTag), how far the tail had read before it was read (0: not known), and for what. */
-export const listTag = (request: FastifyRequest, pageTag: string, horizon = 0n): string => `${pageTag.slice(0, -1)}@${horizon}.${requestKey(request)}"`
+export const listTag = (request: FastifyRequest, representation: string, pageTag: string, horizon = 0n): string =>
+  `${pageTag.slice(0, -1)}@${horizon}.${requestKey(request, representation)}"`
 
 /**
  * The tag of If-None-Match that is still current without reading the page, if there is one.
@@ -57,19 +66,20 @@ export const listTag = (request: FastifyRequest, pageTag: string, horizon = 0n):
  */
 export async function currentTag(
   request: FastifyRequest,
+  representation: string,
   versions: CollectionVersions,
-  collections: readonly string[],
+  collections: readonly string[] | undefined,
   lastWrite: ReadYourWrites['lastWrite'],
 ): Promise<string | undefined> {
   const { headers } = request
   const ifNoneMatch = headers['if-none-match']
-  if (ifNoneMatch === undefined || headers['if-match'] !== undefined) return undefined
+  if (ifNoneMatch === undefined || headers['if-match'] !== undefined || !collections) return undefined
   const written = (await lastWrite(request))?.xmax
   let key: string | undefined
   for (const tag of ifNoneMatch.split(',')) {
     const match = REVALIDATION.exec(tag.trim())
     if (!match) continue
-    key ??= requestKey(request)
+    key ??= requestKey(request, representation)
     if (match[3] === key && versions.unchanged(BigInt(match[2]!), collections, written)) return `${match[1]}@${match[2]}.${match[3]}"`
   }
   return undefined

@@ -17,6 +17,8 @@ export function webhookCollections(allowPrivate: boolean): readonly Collection[]
     sortable: ['url', 'created_at'],
     filterable: ['url', 'active', 'events', 'created_at'],
     access: ADMINS,
+    // Its worker disables a failing webhook (`active`, `failing_since`) without an event.
+    changedWithoutEvents: true,
     // Stored as given: signing needs the secret itself, not a hash of it.
     writeOnly: { secret: { column: 'secret', store: (value) => value, generate: newWebhookSecret, shownOnCreate: true } },
     hooks: {
@@ -39,6 +41,7 @@ export function webhookCollections(allowPrivate: boolean): readonly Collection[]
     parent: { collection: webhooks, field: 'webhook_id' },
     // The service keeps this log; clients only read it.
     writes: false,
+    changedWithoutEvents: true,
     sortable: ['event_id', 'created_at', 'next_attempt_at'],
     filterable: ['status', 'event_type', 'created_at'],
     access: { ...ADMINS, create: 'nobody', update: 'nobody', delete: 'nobody' },

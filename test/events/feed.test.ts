@@ -191,6 +191,6 @@ t.test('the feed orders by number: ids and transactions crossing a power of ten 
     }
     const first = ids[0]!
     t.same(ids, Array.from({ length: 150 }, (_, i) => first + i), 'every event once, ascending, across pages')
-    t.equal((await eventLog(api.db, asStored).end()).id, first + 149, 'the end is the last event by number')
+    t.equal((await eventLog(api.db, asStored).end()).position.id, first + 149, 'the end is the last event by number')
   }),
 )

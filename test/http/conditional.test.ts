@@ -1,6 +1,7 @@
 // Conditional requests and caching (RFC 9110 §13, RFC 9111): standards checklist CACHE-01 to CACHE-19.
 import { randomBytes } from 'node:crypto'
 import { connect } from 'node:net'
+import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
 import { products } from '../../src/collections/products/index.js'
@@ -343,6 +344,61 @@ t.test('a write on another instance reaches this one by the tail (PostgreSQL)', 
     return answer.status === 200 ? answer : undefined
   })
   t.equal(seen.body[0].price, 42)
+})
+
+t.test('what a page embeds two steps away, changed on another instance, is a change of the page (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
+  const one = await startApi(t, 'postgres')
+  const other = await startApi(t, 'postgres', undefined, { besides: one })
+  const mug = await one.admin.post(`${V1}/products`, productBody({ name: 'Mug', status: 'active', stock: 5 }))
+  const order = await one.admin.post(`${V1}/orders`, {})
+  t.equal((await one.admin.post(`${V1}/orders/${order.body.id as string}/items`, { product_id: mug.body.id, quantity: 1 })).status, 201)
+  const url = `${V1}/orders?include=items.product`
+  const { sent: etag } = await revalidatedWithoutQuery(one.admin, url, (await one.admin.get(url)).headers.get('etag')!)
+  // Renamed on the other instance: only this one's tail tells it.
+  t.equal((await other.admin.patch(`${V1}/products/${mug.body.id as string}`, { name: 'Big mug' })).status, 200)
+  const read = await until('the rename to reach the page', async () => {
+    const answer = await one.admin.get(url, { 'if-none-match': etag })
+    return answer.status === 200 ? answer : undefined
+  })
+  t.equal(read.body[0].items[0].product.name, 'Big mug')
+})
+
+t.test('a write of this instance held back from the tail by an older open transaction is still seen (PostgreSQL)', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
+  const api = await startApi(t, 'postgres')
+  const { path } = await product(api, { name: 'a' })
+  const url = `${V1}/products?sort=name`
+  const { sent: etag } = await revalidatedWithoutQuery(api.admin, url, (await api.admin.get(url)).headers.get('etag')!)
+  // An older transaction that may still write events: the tail reads nothing past it.
+  const blocker = new pg.Client({ connectionString: (api.databaseConfig as { url: string }).url })
+  await blocker.connect()
+  t.teardown(() => blocker.end())
+  await blocker.query('BEGIN; LOCK TABLE events IN ROW EXCLUSIVE MODE; SELECT pg_current_xact_id()')
+  t.equal((await api.admin.patch(path, { price: 99 })).status, 200)
+  // The tail reads every 250 ms meanwhile, and each of its reads ends below the blocker's transaction.
+  const statuses = new Set<number>()
+  for (let i = 0; i < 30; i++) {
+    statuses.add((await api.admin.get(url, { 'if-none-match': etag })).status)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  t.same([...statuses], [200], 'never the page from before the write')
+  await blocker.query('ROLLBACK')
+})
+
+t.test('lists of what the service changes without events (webhooks, their deliveries) are always read to be revalidated', async (t) => {
+  const api = await startApi(t, databaseKinds()[0]!)
+  await product(api)
+  const webhook = await api.admin.post(`${V1}/webhooks`, { url: 'https://hooks.example/shop', events: ['products.created'] })
+  t.equal(webhook.status, 201)
+  for (const url of [`${V1}/webhooks`, `${V1}/webhooks/${webhook.body.id as string}/deliveries`]) {
+    const etag = (await api.admin.get(url)).headers.get('etag')!
+    // The tail has read every write so far: a products list revalidates without its query.
+    const products = `${V1}/products`
+    await revalidatedWithoutQuery(api.admin, products, (await api.admin.get(products)).headers.get('etag')!)
+    const seen = readsSeen(api)
+    const again = await api.admin.get(url, { 'if-none-match': etag })
+    t.equal(again.status, 304, url)
+    t.ok(seen.length > 0, `${url}: the page was read`)
+  }
 })
 
 t.test('a caller who wrote on another instance never gets a stale 304 (PostgreSQL, Redis)', { skip: !databaseKinds().includes('postgres') ? 'needs PostgreSQL' : !redis && 'needs Redis on 127.0.0.1:6379' }, async (t) => {
