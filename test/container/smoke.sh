@@ -81,9 +81,15 @@ else
 fi
 
 # The compose topology (run after the image's own checks) is docker-compose.yml as users run it,
-# but for the images (compose.smoke.yml) and, with SMOKE_COMPOSE_PORT, the balancer's port on
-# 127.0.0.1. Its port is checked now, to fail before the build.
+# but for the images (compose.smoke.yml) and the balancer's port on 127.0.0.1: the file's 3000, or,
+# when something else listens there (a service left running), a free one; SMOKE_COMPOSE_PORT
+# chooses it. A chosen port is checked now, to fail before the build.
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 compose_port="${SMOKE_COMPOSE_PORT:-3000}"
+if [ -z "${SMOKE_COMPOSE_PORT:-}" ] && (: </dev/tcp/127.0.0.1/3000) 2>/dev/null; then
+  compose_port=$(free_port)
+  say "127.0.0.1:3000 is taken: the balancer is published on $compose_port"
+fi
 compose_file=docker-compose.yml
 compose_admin_password="smoke-$RANDOM-$RANDOM-$RANDOM"
 compose_env=(POSTGRES_PASSWORD="smoke$RANDOM$RANDOM" ADMIN_EMAIL=admin@smoke.example
@@ -131,7 +137,7 @@ out=$(docker run --rm --network host -e DATABASE_URL="$url" "$image" migrate 2>&
 check "migrate again: nothing to do" bash -c 'grep -q -i -e "up to date" -e "no pending migrations" <<<"$1"' _ "$out"
 
 # --- run -------------------------------------------------------------------------------------------
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+port=$(free_port)
 api="http://127.0.0.1:$port/api/v2"
 admin_password="smoke-$RANDOM-$RANDOM-$RANDOM"
 docker run -d --name "$name" --network host \
