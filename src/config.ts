@@ -97,6 +97,10 @@ export interface LimitsConfig {
    * no limit. Requests from the `exempt` addresses and networks are not limited (RATE_LIMIT_EXEMPT).
    */
   rateLimit: { anonymous: number; authenticated: number; exempt: string[] }
+  /** The most items one array POST creates, and one change by filter may change (BULK_MAX_ITEMS). */
+  bulkMaxItems: number
+  /** The most operations one `POST /batch` runs (BATCH_MAX_OPERATIONS). */
+  batchMaxOperations: number
 }
 
 export interface AuthConfig {
@@ -379,6 +383,8 @@ export function loadConfig(env: Env = process.env): Config {
         authenticated: readPositiveInteger(env, 'RATE_LIMIT_AUTHENTICATED', 1200, 0),
         exempt: readNetworks(env, 'RATE_LIMIT_EXEMPT', DEFAULT_RATE_LIMIT_EXEMPT),
       },
+      bulkMaxItems: readPositiveInteger(env, 'BULK_MAX_ITEMS', 1000),
+      batchMaxOperations: readPositiveInteger(env, 'BATCH_MAX_OPERATIONS', 100),
     },
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',

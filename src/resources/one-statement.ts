@@ -67,7 +67,7 @@ export async function createInOneStatement(context: HandlerContext, request: Wri
   if ([...permissions[standing].locked.keys()].some((name) => name in body)) return undefined
   if (states && body[states.field] !== undefined && body[states.field] !== null && body[states.field] !== states.initial) return undefined
   const data = writeData(collection, 'replace', body, permissions[standing].locked)
-  const secrets = await writeOnlyColumns(context, request, 'create')
+  const secrets = await writeOnlyColumns(context, body, 'create')
   const now = new Date()
   checkInTime(reply)
   const row = await context.store.createRecorded(

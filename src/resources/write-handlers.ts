@@ -7,27 +7,20 @@
  * transaction runs and says why.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { isAdmin, type Standing } from '../auth/access.js'
-import type { Transaction } from '../db/client.js'
-import { EVENTS_TABLE, type EventDraft } from '../db/events.js'
 import { ApiError } from '../errors.js'
-import { evaluate, hasPrecondition } from '../http/conditional.js'
+import { hasPrecondition } from '../http/conditional.js'
 import { requestPath } from '../http/request-target.js'
 import { uuidv7 } from '../ids.js'
-import type { Collection, EventAction, TransitionContext } from './collection.js'
 import { notFound, type Params } from './caller-access.js'
 import type { Body, HandlerContext } from './handler-context.js'
 import { changeInOneStatement, createInOneStatement, removeInOneStatement } from './one-statement.js'
-import { answerOf, checkInTime, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
+import { answerOf, validBody, writeOnlyColumns, written, type WriteRequest } from './write-steps.js'
 import { checkWritable } from './permissions.js'
-import { planChange } from './plan-change.js'
-import type { Representation, Row } from './represent.js'
+import type { Row } from './represent.js'
 import type { Scope } from './store.js'
 import { checkInitial } from './states.js'
-import { changes, fullData, toColumns } from './writes.js'
-
-/** Records an event of the write: `row` of `collection` changed so. */
-type RecordEvent = (collection: Collection, action: EventAction, row: Row, extra?: Representation) => void
+import { changeLocked, checkPreconditions, inTransaction } from './in-transaction.js'
+import { fullData, toColumns } from './writes.js'
 
 /**
  * The write-only columns of a replace or patch, hashed before its transaction. A body that sets one
@@ -41,43 +34,7 @@ async function secretsOf(context: HandlerContext, request: WriteRequest, params:
   const row = await context.store.find(scope)
   if (!row) throw notFound()
   await context.standing(request, 'update', params, row)
-  return (await writeOnlyColumns(context, request, 'change')).columns
-}
-
-/**
- * After the item is found and the body is valid (404 and 422 come first): 428 when the collection
- * requires If-Match, then the request's preconditions against the item as it is (412).
- */
-function checkPreconditions(context: HandlerContext, request: FastifyRequest, row: Row, standing: Standing): void {
-  // `If-Match: *` matches any version: it would say nothing about which one the client read.
-  const ifMatch = request.headers['if-match']
-  if (context.collection.options.requireIfMatch && (ifMatch === undefined || ifMatch.trim() === '*')) {
-    throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with the ETag you read; GET the item first.`)
-  }
-  evaluate(request, context.validators(row, standing))
-}
-
-/**
- * Runs `change` in one transaction with the events it records, and the parent's when the parent
- * keeps figures of these items and they changed. Everything commits together or nothing does: a
- * change is never without its event, nor an event without its change.
- */
-function inTransaction<T>(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, change: (tx: Transaction, record: RecordEvent) => Promise<T>): Promise<T> {
-  const { db, outbox, events, parentStore, collection } = context
-  const actor = request.caller?.user.id ?? null
-  const parent = collection.options.parent
-  return db.transaction(async (tx) => {
-    checkInTime(reply)
-    const drafts: EventDraft[] = []
-    const result = await change(tx, (of, action, row, extra) => drafts.push(outbox.draft(of, action, row, actor, extra)))
-    if (drafts.length > 0 && parent?.aggregates) {
-      const parentRow = await parentStore!.findChanged(tx, { id: request.params.parentId })
-      if (parentRow) drafts.push(outbox.draft(parent.collection, 'updated', parentRow, actor))
-    }
-    checkInTime(reply)
-    events.append(tx, drafts)
-    return result
-  }, { announce: EVENTS_TABLE })
+  return request.validationError ? {} : (await writeOnlyColumns(context, validBody(context, request), 'change')).columns
 }
 
 export const createHandler = (context: HandlerContext) =>
@@ -94,7 +51,7 @@ export const createHandler = (context: HandlerContext) =>
     checkWritable(permissions[standing], body)
     if (states) checkInitial(states, body)
     const data = fullData(collection, body, permissions[standing].locked)
-    const secrets = await writeOnlyColumns(context, request, 'create')
+    const secrets = await writeOnlyColumns(context, body, 'create')
     const row = await inTransaction(context, request, reply, async (tx, record) => {
       // The parent stays until the commit; one deleted since the check above is gone, as for a list.
       if (parent && !(await context.parentStore!.exists({ id: request.params.parentId }, tx, 'keep'))) throw notFound()
@@ -123,52 +80,17 @@ export const createdBefore = (context: HandlerContext) =>
   }
 
 /**
- * Locks the item, checks and merges, and writes only what changed (a write that changes nothing
- * stores nothing and records no event). With the row locked, a precondition holds until the
- * commit: of several requests with the same If-Match, one writes and the others, waiting for the
- * lock, find a new ETag (412).
+ * Locks the item, then changes it (changeLocked). With the row locked, a precondition holds until
+ * the commit: of several requests with the same If-Match, one writes and the others, waiting for
+ * the lock, find a new ETag (412).
  */
 async function changeInTransaction(context: HandlerContext, request: WriteRequest, reply: FastifyReply, operation: 'replace' | 'patch', scope: Scope) {
-  const { collection, store, stored } = context
-  const { hooks, states } = collection.options
-  const params = request.params
-  const secrets = await secretsOf(context, request, params, scope)
+  const secrets = await secretsOf(context, request, request.params, scope)
   return inTransaction(context, request, reply, async (tx, record) => {
-    const row = await store.lock(tx, scope, 'change')
+    const row = await context.store.lock(tx, scope, 'change')
     if (!row) throw notFound()
-    const standing = await context.standing(request, 'update', params, row, tx)
-    const current = stored(row)
-    const { data, move } = planChange(
-      collection,
-      {
-        operation,
-        body: validBody(context, request),
-        access: context.permissions[standing],
-        mover: { owner: context.owns(request, row), admin: isAdmin(request.caller) },
-        preconditions: () => checkPreconditions(context, request, row, standing),
-      },
-      current,
-    )
-    // The plan's checks come first: the client's copy is checked before a hook decides on the current state (412 before a hook's 409).
-    await hooks?.beforeWrite?.({ operation, data, current, parentId: params.parentId, caller: request.caller, tx })
-    const changed = { ...toColumns(collection, changes(data, current)), ...secrets }
-    if (Object.keys(changed).length === 0) return { row, standing }
-    const transition: TransitionContext | undefined = move && {
-      tx,
-      item: current,
-      from: move.from,
-      to: move.to,
-      caller: request.caller,
-      changed: (of, changedRow) => record(of, 'updated', changedRow),
-    }
-    await move?.transition.guard?.(transition!)
-    // updated_at moves forward on every change, even two within one millisecond.
-    changed.updated_at = new Date(Math.max(Date.now(), (row.updated_at as Date).getTime() + 1))
-    const updated = (await store.update(tx, scope, changed))!
-    record(collection, 'updated', updated)
-    if (move) record(collection, `${states!.field}_changed`, updated, { from: move.from, to: move.to })
-    await move?.transition.effect?.(transition!)
-    return { row: updated, standing }
+    const body = () => validBody(context, request)
+    return changeLocked(context, request, tx, record, row, { operation, body, secrets, preconditions: (standing) => checkPreconditions(context, request, row, standing) })
   })
 }
 

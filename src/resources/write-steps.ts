@@ -19,20 +19,19 @@ export function validBody({ version }: Views, request: WriteRequest): Body {
 }
 
 /** The write-only fields a write sets: their stored values, and the values its response shows. */
-interface Secrets {
+export interface Secrets {
   columns: Row
   shown: Representation
 }
 
 /**
- * The stored values of the write-only fields the body sets (a password's hash), computed before
+ * The stored values of the write-only fields `body` sets (a password's hash), computed before
  * the transaction: a password's scrypt takes 0.45 s, which no row lock should wait for. A create
- * generates those it leaves out that the collection generates (a signing secret).
+ * generates those it leaves out that the collection generates (a signing secret). `body` is the
+ * valid body as the collection takes it (validBody).
  */
-export async function writeOnlyColumns({ collection, version }: HandlerContext, request: WriteRequest, operation: 'create' | 'change'): Promise<Secrets> {
+export async function writeOnlyColumns({ collection }: HandlerContext, body: Body, operation: 'create' | 'change'): Promise<Secrets> {
   const secrets: Secrets = { columns: {}, shown: {} }
-  if (request.validationError) return secrets
-  const body = version.fromView(request.body)
   for (const [name, field] of Object.entries(collection.options.writeOnly ?? {})) {
     const value = body[name] ?? (operation === 'create' ? field.generate?.() : undefined)
     if (value === undefined || value === null) continue

@@ -139,7 +139,7 @@ t.test('a body over 1 MiB is 413 and nothing is stored (LIM-02)', (t) =>
 )
 
 t.test('a body still arriving after REQUEST_TIMEOUT_MS is 408 and the connection closes; the client was slow, not the service (LIM-08)', async (t) => {
-  const limits = { requestTimeoutMs: 200, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } }
+  const limits = { requestTimeoutMs: 200, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 }
   const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { limits } })
   const answer = await raw(api, `POST ${V1}/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`)
   t.match(answer, /^HTTP\/1\.1 408 /)

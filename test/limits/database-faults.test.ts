@@ -116,7 +116,7 @@ t.test('a statement past STATEMENT_TIMEOUT_MS is cancelled: 503, nothing written
 })
 
 t.test('a full pool that frees no connection within 2 s: 503; the requests holding it finish', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
-  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 60_000, config: { limits: { requestTimeoutMs: 60_000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } } } as Partial<Config> })
+  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 60_000, config: { limits: { requestTimeoutMs: 60_000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 } } as Partial<Config> })
   await api.admin.post(`${V1}/products`, productBody())
   const locker = await connection(t, databaseUrl(api))
   await locker.query('BEGIN')
@@ -130,7 +130,7 @@ t.test('a full pool that frees no connection within 2 s: 503; the requests holdi
 })
 
 t.test('a request past REQUEST_TIMEOUT_MS: 503 with Retry-After, and no write starts after it', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
-  const limits = { requestTimeoutMs: 300, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] } }
+  const limits = { requestTimeoutMs: 300, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 }
   const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 60_000, config: { limits } })
   await api.admin.post(`${V1}/products`, productBody())
   const locker = await connection(t, databaseUrl(api))

@@ -25,7 +25,7 @@ t.test('operational, not API: in no OpenAPI document, and the headers every answ
 })
 
 t.test('scrapes are not rate-limited and use up no quota: they carry no RateLimit fields', async (t) => {
-  const limits = { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 1, authenticated: 1, exempt: [] } }
+  const limits = { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 1, authenticated: 1, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 }
   const api = await startApi(t, 'pglite', undefined, { config: { limits } })
   for (let i = 0; i < 3; i++) {
     const scrape = await api.get('/metrics')
