@@ -134,9 +134,9 @@ export interface paths {
         get: operations["listUsers"];
         put?: never;
         /**
-         * Create a user
+         * Create a user, or several
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Anyone may call this; signed-in callers may see more. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createUser"];
         delete?: never;
@@ -196,9 +196,9 @@ export interface paths {
         get: operations["listProducts"];
         put?: never;
         /**
-         * Create a product
+         * Create a product, or several
          * @deprecated
-         * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). An upsert (`on_conflict=sku` with `Prefer: resolution=merge-duplicates`) changes the item that holds the value as a PATCH would, or creates it; `resolution=ignore-duplicates` leaves it as it is. 200 when an item was not created. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -258,9 +258,9 @@ export interface paths {
         get: operations["listReviews"];
         put?: never;
         /**
-         * Create a review
+         * Create a review, or several
          * @deprecated
-         * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createReview"];
         delete?: never;
@@ -320,9 +320,9 @@ export interface paths {
         get: operations["listOrders"];
         put?: never;
         /**
-         * Create an order
+         * Create an order, or several
          * @deprecated
-         * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -382,9 +382,9 @@ export interface paths {
         get: operations["listOrderItems"];
         put?: never;
         /**
-         * Create an order item
+         * Create an order item, or several
          * @deprecated
-         * @description The owner (of the item, or of the item it belongs to) or an admin. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrderItem"];
         delete?: never;
@@ -444,9 +444,9 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Create a webhook
+         * Create a webhook, or several
          * @deprecated
-         * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1954,7 +1954,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2017,7 +2017,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2025,22 +2025,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UserCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["UserCreate"];
+                "application/json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2051,8 +2051,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["User"] | components["schemas"]["User"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["User"] | components["schemas"]["User"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2152,7 +2152,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2279,7 +2279,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2494,7 +2494,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2552,11 +2552,13 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description The unique field that finds the item an upsert changes or leaves; with `Prefer: resolution=merge-duplicates` or `resolution=ignore-duplicates`. */
+                on_conflict?: "sku";
             };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2564,22 +2566,45 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ProductCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["ProductCreate"];
+                "application/json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Upserted: an item held the value already, and was changed (merge-duplicates) or left (ignore-duplicates); the item, or every item of an array, in its order. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location"?: string;
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag?: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                };
+            };
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2590,8 +2615,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Product"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["Product"];
+                    "application/json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["Product"] | components["schemas"]["Product"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2700,7 +2725,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2827,7 +2852,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2970,7 +2995,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3036,7 +3061,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3047,22 +3072,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ReviewCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["ReviewCreate"];
+                "application/json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3073,8 +3098,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Review"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["Review"];
+                    "application/json": components["schemas"]["Review"] | components["schemas"]["Review"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["Review"] | components["schemas"]["Review"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3185,7 +3210,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3316,7 +3341,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3479,7 +3504,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -3542,7 +3567,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -3550,22 +3575,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OrderCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["OrderCreate"];
+                "application/json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3576,8 +3601,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Order"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["Order"];
+                    "application/json": components["schemas"]["Order"] | components["schemas"]["Order"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["Order"] | components["schemas"]["Order"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3687,7 +3712,7 @@ export interface operations {
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3816,7 +3841,7 @@ export interface operations {
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3964,7 +3989,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4031,7 +4056,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4042,22 +4067,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OrderItemCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemCreate"];
+                "application/json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -4068,8 +4093,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderItem"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderItem"];
+                    "application/json": components["schemas"]["OrderItem"] | components["schemas"]["OrderItem"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderItem"] | components["schemas"]["OrderItem"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4185,7 +4210,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4316,7 +4341,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4451,7 +4476,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -4514,7 +4539,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -4522,22 +4547,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookCreate"];
-                "application/vnd.resourceful.v1+json": components["schemas"]["WebhookCreate"];
+                "application/json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
+                "application/vnd.resourceful.v1+json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -4548,8 +4573,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookCreated"];
-                    "application/vnd.resourceful.v1+json": components["schemas"]["WebhookCreated"];
+                    "application/json": components["schemas"]["WebhookCreated"] | components["schemas"]["WebhookCreated"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["WebhookCreated"] | components["schemas"]["WebhookCreated"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4657,7 +4682,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4784,7 +4809,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4915,7 +4940,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {

@@ -126,8 +126,8 @@ export interface paths {
         get: operations["listUsers"];
         put?: never;
         /**
-         * Create a user
-         * @description Anyone may call this; signed-in callers may see more. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create a user, or several
+         * @description Anyone may call this; signed-in callers may see more. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createUser"];
         delete?: never;
@@ -182,8 +182,8 @@ export interface paths {
         get: operations["listProducts"];
         put?: never;
         /**
-         * Create a product
-         * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create a product, or several
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). An upsert (`on_conflict=sku` with `Prefer: resolution=merge-duplicates`) changes the item that holds the value as a PATCH would, or creates it; `resolution=ignore-duplicates` leaves it as it is. 200 when an item was not created. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -238,8 +238,8 @@ export interface paths {
         get: operations["listReviews"];
         put?: never;
         /**
-         * Create a review
-         * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create a review, or several
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createReview"];
         delete?: never;
@@ -294,8 +294,8 @@ export interface paths {
         get: operations["listOrders"];
         put?: never;
         /**
-         * Create an order
-         * @description Any signed-in caller. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create an order, or several
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrder"];
         delete?: never;
@@ -350,8 +350,8 @@ export interface paths {
         get: operations["listOrderItems"];
         put?: never;
         /**
-         * Create an order item
-         * @description The owner (of the item, or of the item it belongs to) or an admin. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create an order item, or several
+         * @description The owner (of the item, or of the item it belongs to) or an admin. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrderItem"];
         delete?: never;
@@ -406,8 +406,8 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Create a webhook
-         * @description Admins only. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * Create a webhook, or several
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1812,7 +1812,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -1871,7 +1871,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -1879,22 +1879,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UserCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["UserCreate"];
+                "application/json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -1902,8 +1902,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["User"] | components["schemas"]["User"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["User"] | components["schemas"]["User"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1997,7 +1997,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2115,7 +2115,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2324,7 +2324,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2378,11 +2378,13 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description The unique field that finds the item an upsert changes or leaves; with `Prefer: resolution=merge-duplicates` or `resolution=ignore-duplicates`. */
+                on_conflict?: "sku";
             };
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -2390,22 +2392,42 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ProductCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["ProductCreate"];
+                "application/json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Upserted: an item held the value already, and was changed (merge-duplicates) or left (ignore-duplicates); the item, or every item of an array, in its order. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The URL of the item: the body is its representation as it is now (RFC 9110 §8.7). */
+                    "Content-Location"?: string;
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag?: string;
+                    /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
+                    "Last-Modified"?: string;
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                };
+            };
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2413,8 +2435,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Product"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["Product"];
+                    "application/json": components["schemas"]["Product"] | components["schemas"]["Product"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["Product"] | components["schemas"]["Product"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2517,7 +2539,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2635,7 +2657,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2772,7 +2794,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2834,7 +2856,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -2845,22 +2867,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ReviewCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["ReviewCreate"];
+                "application/json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -2868,8 +2890,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Review"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["Review"];
+                    "application/json": components["schemas"]["Review"] | components["schemas"]["Review"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["Review"] | components["schemas"]["Review"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2974,7 +2996,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3096,7 +3118,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3253,7 +3275,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -3312,7 +3334,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -3320,22 +3342,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OrderCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["OrderCreate"];
+                "application/json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3343,8 +3365,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Order"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["Order"];
+                    "application/json": components["schemas"]["Order"] | components["schemas"]["Order"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["Order"] | components["schemas"]["Order"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3448,7 +3470,7 @@ export interface operations {
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3568,7 +3590,7 @@ export interface operations {
                 "If-Match": string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3710,7 +3732,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3773,7 +3795,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -3784,22 +3806,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OrderItemCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["OrderItemCreate"];
+                "application/json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -3807,8 +3829,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderItem"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["OrderItem"];
+                    "application/json": components["schemas"]["OrderItem"] | components["schemas"]["OrderItem"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["OrderItem"] | components["schemas"]["OrderItem"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3918,7 +3940,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4040,7 +4062,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4169,7 +4191,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -4228,7 +4250,7 @@ export interface operations {
             header?: {
                 /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
                 "Idempotency-Key"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path?: never;
@@ -4236,22 +4258,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookCreate"];
-                "application/vnd.resourceful.v2+json": components["schemas"]["WebhookCreate"];
+                "application/json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
+                "application/vnd.resourceful.v2+json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
             };
         };
         responses: {
-            /** @description Created. Without a body under Prefer: return=minimal (unless it shows a secret once). */
+            /** @description Created: the item (Location names it), or every item of an array in the request's order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once). */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The URL of the created item. */
-                    Location: string;
+                    Location?: string;
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     /** @description When the item last changed, for If-Modified-Since and If-Unmodified-Since. */
-                    "Last-Modified": string;
+                    "Last-Modified"?: string;
                     /** @description `true` when this answer replays the first answer to the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
@@ -4259,8 +4281,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookCreated"];
-                    "application/vnd.resourceful.v2+json": components["schemas"]["WebhookCreated"];
+                    "application/json": components["schemas"]["WebhookCreated"] | components["schemas"]["WebhookCreated"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["WebhookCreated"] | components["schemas"]["WebhookCreated"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4362,7 +4384,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4480,7 +4502,7 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description Go ahead only if the item has not changed since: otherwise 412. */
                 "If-Unmodified-Since"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {
@@ -4605,7 +4627,7 @@ export interface operations {
                 "If-None-Match"?: string;
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
-                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. */
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
                 Prefer?: string;
             };
             path: {

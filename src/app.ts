@@ -193,6 +193,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     versions: events.versions,
     readYourWrites: installReadYourWrites(app, db, counters, config.redisUrl !== undefined),
     countLimit: config.countLimit,
+    bulkMaxItems: config.limits.bulkMaxItems,
     relations: relationsOf(collections),
   }
   const tags = [

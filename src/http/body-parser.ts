@@ -27,11 +27,19 @@ export const ACCEPT_PATCH = `${MERGE_PATCH_TYPE}, ${JSON_TYPE}`
 const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F])/i
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes a JSON array of items too (a collection's POST: DESIGN "Writing many"). */
+    arrayBody?: boolean
+  }
+}
+
 /**
- * A body must be one JSON object. `JSON.parse` (not a reviver or a merge) keeps `__proto__`
- * and `constructor` as plain own keys, which validation then rejects as unknown fields.
+ * A body must be one JSON object, or where `arrays` (a collection's POST), an array of them.
+ * `JSON.parse` (not a reviver or a merge) keeps `__proto__` and `constructor` as plain own keys,
+ * which validation then rejects as unknown fields.
  */
-export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+export function parseJsonBody(bytes: Buffer, arrays = false): Record<string, unknown> | unknown[] {
   let text: string
   try {
     text = decoder.decode(bytes)
@@ -46,8 +54,8 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
     const reason = error instanceof SyntaxError ? error.message.replace(/^JSON\.parse: /, '') : 'unreadable'
     throw new ApiError('MALFORMED_JSON', `The request body is not valid JSON: ${reason}.`)
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
+  if (typeof value !== 'object' || value === null || (Array.isArray(value) && !arrays)) {
+    throw new ApiError('BAD_REQUEST', `The request body must be a JSON object${arrays ? ', or an array of them' : ''}.`)
   }
   const problem = structureProblem(text)
   if (problem?.kind === 'too-deep') throw new ApiError('MALFORMED_JSON', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`)
@@ -57,7 +65,7 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (SUSPECT_ESCAPE.test(text) && !textIsStorable(value)) {
     throw new ApiError('MALFORMED_JSON', 'The request body has a string with U+0000 or an unpaired surrogate.')
   }
-  return value as Record<string, unknown>
+  return value as Record<string, unknown> | unknown[]
 }
 
 function textIsStorable(value: unknown): boolean {
@@ -104,7 +112,7 @@ export function installBodyParser(app: FastifyInstance): void {
       return done(new ApiError('UNSUPPORTED_MEDIA_TYPE', `The body is sent as version ${named[1]}, but this path serves another version.`), undefined)
     }
     try {
-      done(null, parseJsonObject(body))
+      done(null, parseJsonBody(body, request.routeOptions.config.arrayBody === true && request.method === 'POST'))
     } catch (error) {
       done(error as Error, undefined)
     }

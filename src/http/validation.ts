@@ -27,7 +27,8 @@ function reasonOf(error: SchemaError, readOnly: ReadonlySet<string>): ErrorDetai
       return { field: fieldPath(error.instancePath, String(error.params.missingProperty)), reason: 'is required' }
     case 'additionalProperties': {
       const name = String(error.params.additionalProperty)
-      const top = error.instancePath === ''
+      // The body's own fields, or an item's in an array of them.
+      const top = error.instancePath === '' || /^\/\d+$/.test(error.instancePath)
       const reason = top && readOnly.has(name) ? 'is read-only' : 'is not a known field'
       return { field: fieldPath(error.instancePath, name), reason }
     }
@@ -50,6 +51,8 @@ export function validationDetails(errors: readonly SchemaError[], readOnly: Read
   const seen = new Set<string>()
   const details: ErrorDetail[] = []
   for (const error of errors) {
+    // `if` fails when its branch does, whose own errors say why.
+    if (error.keyword === 'if') continue
     const detail = reasonOf(error, readOnly)
     const key = `${detail.field}\u0000${detail.reason}`
     if (seen.has(key)) continue

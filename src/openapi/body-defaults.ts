@@ -38,8 +38,11 @@ export function describeBodyDefaults(generated: unknown): void {
   const bodies = new Set<Schema>()
   for (const operation of Object.values(document.paths).flatMap((item) => Object.values(item))) {
     for (const { schema } of Object.values(operation.requestBody?.content ?? {})) {
-      const name = componentOf(schema)
-      bodies.add(name === undefined ? schema : document.components.schemas[name]!)
+      // One item or an array of them: each choice's, and an array's items'.
+      for (const one of [schema, ...((schema.oneOf as Schema[] | undefined) ?? [])].flatMap((choice) => [choice, ...(choice.items ? [choice.items as Schema] : [])])) {
+        const name = componentOf(one)
+        bodies.add(name === undefined ? one : document.components.schemas[name]!)
+      }
     }
   }
   for (const body of bodies) describeDefaults(body)

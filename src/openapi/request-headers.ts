@@ -24,7 +24,7 @@ export const REQUEST_HEADERS = {
   ),
   Prefer: header(
     { type: 'string', maxLength: 1024 },
-    'On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified.',
+    'On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert.',
   ),
   'Last-Event-ID': header(
     { type: 'string', maxLength: 16, pattern: '^[0-9]*$' },

@@ -45,7 +45,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const fields = fieldsParameter(collection)
   const include = includeParameters(collection, services.relations)
   const query = listQuerySchema(collection.listSpec, fields, include)
-  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, fields, include, query })
+  const { reads, writes } = collectionOperations(app, collection, { ...schemas, created, bodies, fields, include, query, bulkMaxItems: services.bulkMaxItems })
   const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
@@ -53,7 +53,8 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return
   const ops = writes()
-  app.post<WriteRoute>(base, write(ops.create), idempotent(createHandler(context), context.keys, createdBefore(context)))
+  const create = write(ops.create)
+  app.post<WriteRoute>(base, { ...create, config: { ...create.config, arrayBody: true } }, idempotent(createHandler(context), context.keys, createdBefore(context)))
   app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
   app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
   app.delete(item, route(ops.remove), deleteHandler(context))

@@ -122,6 +122,11 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
   sortable?: readonly string[]
   filterable?: readonly string[]
   /**
+   * Writable fields each of which a unique index of the table holds alone: an upsert's
+   * `on_conflict` may name one (src/resources/create-many.ts).
+   */
+  unique?: readonly ColumnOf<M>[]
+  /**
    * Filterable text fields that `field[contains]=text` may search (case-insensitive substring).
    * Each needs a trigram index (`USING GIN (column gin_trgm_ops)`) in a migration: without one
    * the search reads the whole table.
@@ -286,6 +291,10 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
     throw new TypeError(`collection ${name}: an owner-or-admin rule needs an owner field, here or on the parent`)
   }
   if (options.parent) pick(field, [options.parent.field], 'parent', name)
+  for (const [unique, declared] of pick(field, options.unique ?? [], 'unique', name)) {
+    // An upsert finds the item by a value its body gives.
+    if (declared.readOnly) throw new TypeError(`collection ${name}: unique field "${unique}" must be writable`)
+  }
   pick(field, Object.values(options.references ?? {}).map((reference) => reference.field), 'reference', name)
   checkColumns(options, fields)
   if (options.states) {

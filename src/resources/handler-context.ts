@@ -33,6 +33,8 @@ export interface CollectionServices {
   keys: IdempotencyKeys
   /** A list counts matching rows up to this many (COUNT_LIMIT). */
   countLimit: number
+  /** One request creates or changes at most this many items (BULK_MAX_ITEMS). */
+  bulkMaxItems: number
   /** Every collection's relations (src/resources/relations.ts). */
   relations: ReadonlyMap<Collection, ReadonlyMap<string, Relation>>
   /** The collections' versions from the event tail (src/events/versions.ts). */

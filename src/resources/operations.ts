@@ -77,6 +77,8 @@ export interface CollectionParts {
   fields: TSchema
   /** The `include` parameters of a read (src/resources/include.ts). */
   include: Record<string, TSchema>
+  /** The most items an array POST creates (BULK_MAX_ITEMS). */
+  bulkMaxItems: number
 }
 
 /**
@@ -121,7 +123,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   // Paths and queries are read by the handlers (an id that is no UUID names nothing: 404), so
   // their schemas are the document's only.
   const onCollection: DocumentedRoute = parentParams ? { params: parentParams } : {}
-  const op = (schema: object, document: DocumentedRoute, responses: DocumentedRoute['responses']): Operation => ({ schema, document: { ...document, responses } })
+  const op = (schema: object, document: DocumentedRoute, responses: DocumentedRoute['responses']): Operation => ({ schema, document: responses ? { ...document, responses } : document })
   const reads: ReadOperations = {
     list: op({
       ...base,
@@ -163,23 +165,51 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
       },
     }, onChange, errors(changeErrors, { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
-  const writes = (): WriteOperations => ({
-    create: op({
-      ...base,
-      operationId: `create${name}`,
-      summary: `Create ${noun}`,
-      description: `${WHO[access.create]} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
-      security: security(access.create),
-      consumes: JSON_TYPES,
-      body: refTo('Create', parts.bodies.create),
-      response: {
-        201: success(
-          'Created. Without a body under Prefer: return=minimal (unless it shows a secret once).',
-          parts.created === parts.item ? item : refTo('Created', parts.created),
-          ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?', 'Preference-Applied?'],
-        ),
-      },
-    }, { ...onCollection, querystring: answered, headers: requestHeaders(['Idempotency-Key', 'Prefer']) }, errors([404, 409], { unsafe: true, body: true })),
+  const writes = (): WriteOperations => {
+    const createBody = refTo('Create', parts.bodies.create)
+    const created = parts.created === parts.item ? item : refTo('Created', parts.created)
+    const unique = collection.options.unique ?? []
+    const upserts = unique.length > 0
+    const createQuery = Type.Object({
+      fields: Type.Optional(parts.fields),
+      ...(upserts ? { on_conflict: Type.Optional(Type.Union(unique.map((field) => Type.Literal(field)), { description: 'The unique field that finds the item an upsert changes or leaves; with `Prefer: resolution=merge-duplicates` or `resolution=ignore-duplicates`.' })) } : {}),
+    })
+    const many = (schema: TSchema, description: string) => ({ type: 'array', items: schema, minItems: 1, maxItems: parts.bulkMaxItems, description })
+    const upsertNote = upserts
+      ? ` An upsert (\`on_conflict=${unique.join('|')}\` with \`Prefer: resolution=merge-duplicates\`) changes the item that holds the value as a PATCH would, or creates it; \`resolution=ignore-duplicates\` leaves it as it is. 200 when an item was not created.`
+      : ''
+    return {
+      create: op({
+        ...base,
+        operationId: `create${name}`,
+        summary: `Create ${noun}, or several`,
+        description: `${WHO[access.create]} A JSON array creates every item in one transaction, or none (at most ${parts.bulkMaxItems}): an item's error names it by its index (\`[3].sku\`).${upsertNote} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
+        security: security(access.create),
+        consumes: JSON_TYPES,
+        // One item or an array of them; an array's errors name the item (`/3/sku`: `[3].sku`).
+        body: { if: { type: 'array' }, then: { type: 'array', items: createBody }, else: createBody },
+        response: {
+          201: success(
+            'Created. Without a body under Prefer: return=minimal (unless it shows a secret once).',
+            created,
+            ['Location', 'ETag', 'Last-Modified', 'Idempotent-Replayed?', 'Preference-Applied?'],
+          ),
+        },
+      }, {
+        ...onCollection,
+        querystring: createQuery,
+        headers: requestHeaders(['Idempotency-Key', 'Prefer']),
+        body: { oneOf: [createBody, many(createBody, 'Several items, created together or not at all.')] },
+        responses: {
+          ...(upserts ? { 200: success('Upserted: an item held the value already, and was changed (merge-duplicates) or left (ignore-duplicates); the item, or every item of an array, in its order.', { oneOf: [item, many(item, 'Every item, in the request\'s order.')] } as unknown as TSchema, ['Content-Location?', 'ETag?', 'Last-Modified?', 'Preference-Applied']) } : {}),
+          201: success(
+            'Created: the item (Location names it), or every item of an array in the request\'s order (no Location). Without a body under Prefer: return=minimal (unless it shows a secret once).',
+            { oneOf: [created, many(created, 'Every item, in the request\'s order.')] } as unknown as TSchema,
+            ['Location?', 'ETag?', 'Last-Modified?', 'Idempotent-Replayed?', 'Preference-Applied?'],
+          ),
+          ...errors([404, 409, 413], { unsafe: true, body: true }),
+        },
+      }, undefined),
     replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
     patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
     remove: op({
@@ -192,6 +222,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         204: noBody('Deleted.'),
       },
     }, onDelete, errors(changeErrors, { unsafe: true })),
-  })
+    }
+  }
   return { reads, writes }
 }

@@ -66,12 +66,19 @@ export interface Store {
   /** The row, locked against other writers until `tx` ends. */
   lock(tx: Statements, scope: Scope, strength: LockStrength): Promise<Row | null>
   insert(tx: Statements, data: Row): Promise<Row>
+  /** Inserts the row unless another holds its value of the unique column `unique`: null then. */
+  insertUnlessTaken(tx: Statements, data: Row, unique: string): Promise<Row | null>
   /** Sets the changed columns, returning the row as stored. */
   update(tx: Statements, scope: Scope, data: Row): Promise<Row | null>
   /** Deletes the row, returning it as it was; null when there was none. */
   remove(tx: Statements, scope: Scope): Promise<Row | null>
   /** Inserts the row and its event in one statement, committed on its own; and records the item on the request's Idempotency-Key, when it holds one. */
   createRecorded(data: Row, event: EventOf, key: KeyClaim | null): Promise<Row>
+  /**
+   * Inserts the rows and an event for each, in their order, in one statement committed on its
+   * own; every row has the same columns. The rows as stored, in the same order.
+   */
+  createManyRecorded(rows: readonly Row[], event: EventOf): Promise<Row[]>
   /**
    * Sets `data` and moves `updated_at` past `now` and its last value, with its event, in one
    * statement committed on its own: only when the row is in scope, meets the guards, and differs
@@ -158,14 +165,16 @@ function rowStatements(table: string, columns: readonly string[]) {
       )
       return first(on, text, name, values)
     },
-    insert(on: Statements, data: Row) {
+    /** `unlessTaken`: a unique column; when another row holds the value, nothing is inserted (null). */
+    insert(on: Statements, data: Row, unlessTaken?: string) {
       const keys = Object.keys(data)
-      const { text, name } = prepared(`insert|${keys.join(',')}`, () => {
+      const { text, name } = prepared(`insert|${keys.join(',')}|${unlessTaken ?? ''}`, () => {
         const names = keys.map((column) => quote(column)).join(', ')
         const values = keys.map((_, i) => `$${i + 1}`).join(', ')
-        return `INSERT INTO ${quote(table)} (${names}) VALUES (${values}) RETURNING ${list}`
+        const skip = unlessTaken ? ` ON CONFLICT (${quote(unlessTaken)}) DO NOTHING` : ''
+        return `INSERT INTO ${quote(table)} (${names}) VALUES (${values})${skip} RETURNING ${list}`
       })
-      return first(on, text, name, keys.map((key) => data[key])) as Promise<Row>
+      return first(on, text, name, keys.map((key) => data[key]))
     },
     update(on: Statements, scope: Scope, data: Row) {
       const sets = Object.keys(data)
@@ -212,6 +221,20 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
   }
   const one = async (text: string, name: string | undefined, values: unknown[]) => (await db.query<Row>(text, values, name))[0] ?? null
   return {
+    /**
+     * The rows go as one JSON parameter, read as the table's row type (json_populate_recordset):
+     * one statement whatever their number, prepared once per set of columns.
+     */
+    createMany(data: readonly Row[], event: EventOf) {
+      const keys = Object.keys(data[0]!)
+      const { text, name } = prepared(`createMany|${keys.join(',')}|${event.type}`, () => {
+        const names = keys.map((column) => quote(column)).join(', ')
+        const insert = `INSERT INTO ${quote(table)} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${quote(table)}, $1::json) ORDER BY "id"`
+        // The events in the items' order: their ids (UUIDv7) are.
+        return `WITH w AS (${insert} RETURNING ${returning}), e AS (${eventsOf('w', event, 2, 3)} ORDER BY w.id) SELECT ${row} FROM w ORDER BY w.id`
+      })
+      return db.query<Row>(text, [JSON.stringify(data), event.actorId, timeLeft(event.deadline)], name)
+    },
     create(data: Row, event: EventOf, key: KeyClaim | null) {
       const keys = Object.keys(data)
       const { text, name } = prepared(`create|${keys.join(',')}|${event.type}|${key ? 'k' : ''}`, () => {
@@ -277,10 +300,12 @@ export function createStore(db: Database, options: StoreOptions): Store {
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),
-    insert: (tx, data) => rows.insert(tx, data),
+    insert: async (tx, data) => (await rows.insert(tx, data))!,
+    insertUnlessTaken: (tx, data, unique) => rows.insert(tx, data, unique),
     update: (tx, scope, data) => rows.update(tx, scope, data),
     remove: (tx, scope) => rows.remove(tx, scope),
     createRecorded: recorded.create,
+    createManyRecorded: recorded.createMany,
     changeRecorded: recorded.change,
     removeRecorded: recorded.remove,
   }

@@ -20,6 +20,7 @@ import type { Row } from './represent.js'
 import type { Scope } from './store.js'
 import { checkInitial } from './states.js'
 import { changeLocked, checkPreconditions, inTransaction } from './in-transaction.js'
+import { createMany, upsertOf } from './create-many.js'
 import { fullData, toColumns } from './writes.js'
 
 /**
@@ -43,6 +44,8 @@ export const createHandler = (context: HandlerContext) =>
     const { parent, hooks, states } = collection.options
     context.authorize(request, 'create')
     const answer = answerOf(context, request)
+    const upsert = upsertOf(collection, request)
+    if (upsert || Array.isArray(request.body)) return createMany(context, request, reply, answer, upsert)
     const recorded = await createInOneStatement(context, request, reply, answer)
     if (recorded) return recorded.answer
     const { scope, standing: standingOf } = await context.placement(request, 'create', request.params)

@@ -105,11 +105,19 @@ t.test('unreadable bodies are 400 with a clear message (EP-27, ERR-04)', (t) =>
     // Found by fuzzing: these two answered 422 with a nameless field.
     assertErrorBody(t, await admin.request('POST', `${V1}/tokens`), 400, 'BAD_REQUEST')
     assertErrorBody(t, await api.anonymous.request('POST', `${V1}/sessions`), 400, 'BAD_REQUEST')
-    for (const body of ['[]', '"text"', '42', 'null', 'true']) {
+    for (const body of ['"text"', '42', 'null', 'true']) {
       const res = await admin.post(`${V1}/products`, body)
+      assertErrorBody(t, res, 400, 'BAD_REQUEST')
+      t.equal(res.body.error.message, 'The request body must be a JSON object, or an array of them.', body)
+    }
+    // Only a collection's POST takes an array (of items to create).
+    assertErrorBody(t, await admin.post(`${V1}/products`, '[]'), 422, 'VALIDATION_ERROR')
+    for (const body of ['[]', '[{}]', '"text"']) {
+      const res = await admin.patch(`${V1}/products/01890000-0000-7000-8000-000000000000`, body)
       assertErrorBody(t, res, 400, 'BAD_REQUEST')
       t.equal(res.body.error.message, 'The request body must be a JSON object.', body)
     }
+    assertErrorBody(t, await admin.post(`${V1}/tokens`, '[{}]'), 400, 'BAD_REQUEST')
     t.equal((await admin.get(`${V1}/products`)).body.length, 0, 'nothing stored')
   }),
 )

@@ -10,6 +10,8 @@ export const products = defineCollection({
   sortable: ['name', 'sku', 'price', 'stock', 'status', 'review_count', 'created_at', 'updated_at'],
   filterable: ['name', 'sku', 'price', 'stock', 'status', 'tags', 'description', 'review_count', 'created_at', 'updated_at'],
   searchable: ['name', 'sku', 'description'],
+  // An upsert may find a product by its sku (`on_conflict=sku`).
+  unique: ['sku'],
   // q=: the words of these, the name's first (the products_search trigger keeps the same weights).
   textSearch: { name: 'A', description: 'B', tags: 'C' },
   // review_count and rating_total are kept on the product row by a database trigger on reviews.
