@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Several operations in one request, in one transaction
+         * @description Up to 100 operations, each a request you could make alone: the same routes, rules, preconditions, idempotency keys, events and rate limits (each operation counts). By default they run in one transaction: the first that fails undoes them all, and the answer is its status and error body, its details under `operations[i]`. With `"atomic": false` each runs in its own and every result is answered, failures too; one that refers to a failed one is 424. An Idempotency-Key covers the whole batch.
+         */
+        post: operations["batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -517,7 +537,7 @@ export interface components {
                  * @description A stable code from the catalogue; never renamed or reused.
                  * @enum {string}
                  */
-                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
                 /** @description For people: what went wrong and what to do. */
                 message: string;
                 /** @description One entry per field or parameter at fault (the first 100); empty when there is none. */
@@ -1249,6 +1269,18 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        BatchResults: {
+            /** @description One per operation, in their order. */
+            results: {
+                status: number;
+                /** @description Location, Content-Location, ETag, Last-Modified, Preference-Applied, Idempotent-Replayed, Link, X-Total-Count, Retry-After: those the answer had. */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description The answer's JSON body (an error body for a failure), or null. */
+                body: unknown;
+            }[];
+        };
         SignIn: {
             email: string;
             password: string;
@@ -1262,6 +1294,25 @@ export interface components {
              * @description Default: `30`.
              */
             expires_in_days?: number;
+        };
+        Batch: {
+            operations: {
+                /** @enum {string} */
+                method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description Below the API version, with its query: `/products`, `/orders/{$0.id}/items?fields=quantity`. `{$i.field}` is operation i's answer's field.
+                 * @example /orders/{$0.id}/items
+                 */
+                path: string;
+                /** @description Only If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Prefer, Idempotency-Key and Content-Type: the caller is the batch's. */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description The JSON body, as the route takes it; a string `"{$i.field}"` is that value, with its type. */
+                body?: unknown;
+            }[];
+            /** @description true (the default): every operation in one transaction, and the first failure undoes them all. false: each in its own, each answered. */
+            atomic?: boolean;
         };
         Money: {
             /** @example 12.5 */
@@ -1323,6 +1374,17 @@ export interface components {
         };
         /** @description Nothing exists at this path, or the caller may not see it. */
         NotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The method is not allowed on this resource. */
+        MethodNotAllowed: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4750,6 +4812,54 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key of your choosing (a UUID): a retry with the same key and body gets the first answer again, and nothing is written twice. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Batch"];
+                "application/vnd.resourceful.v2+json": components["schemas"]["Batch"];
+            };
+        };
+        responses: {
+            /** @description Every operation's result, in order. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResults"];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["BatchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -6,6 +6,7 @@ import { apiVersions, shopCollections } from './collections/index.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database } from './db/client.js'
 import { migrate } from './db/migrate.js'
+import { sharingTransactions } from './db/shared-transaction.js'
 import { BODY_LIMIT, installBodyParser } from './http/body-parser.js'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.js'
 import { RequestLog } from './http/logging.js'
@@ -18,6 +19,7 @@ import { registerSessions, signInThrottles } from './auth/sessions.js'
 import { registerTokens } from './auth/tokens.js'
 import { accounts } from './db/accounts.js'
 import { idempotencyKeys } from './db/idempotency.js'
+import { registerBatch } from './batch/route.js'
 import { registerEventFeed } from './events/feed.js'
 import { installEvents } from './events/plugin.js'
 import { installCors } from './http/cors.js'
@@ -116,7 +118,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const opened = options.database ?? (await openDatabase(config.database))
   // Imported only when configured: without OTEL_EXPORTER_OTLP_ENDPOINT no OpenTelemetry code is loaded.
   const tracing = config.tracing && (await import('./observability/tracing.js')).startTracing(config.tracing, options.spanExporter)
-  const db = tracing ? tracing.traced(opened) : opened
+  // Every statement through `db`, in a batch's one transaction when a batch makes it (src/db/shared-transaction.ts).
+  const db = sharingTransactions(tracing ? tracing.traced(opened) : opened)
   const versions = new Versions(options.versions ?? apiVersions)
   // A bearer token is looked up at most once a second per instance (src/auth/token-cache.ts).
   const tokens = cachingTokens(accounts(db))
@@ -200,6 +203,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { name: 'sessions', description: 'Signing in and out with a session cookie.' },
     { name: 'tokens', description: 'Bearer tokens for scripts and servers.' },
     { name: 'events', description: 'The change feed: every committed change, in order, as a page or a stream.' },
+    { name: 'batch', description: 'Several operations in one request, in one transaction.' },
     ...collections.map((collection) => ({ name: collection.name, description: `The ${collection.name} collection.` })),
   ]
   async function registerVersions() {
@@ -213,6 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           registerTokens(api, tokens)
           registerEventFeed(api, events.log, events.streams)
           for (const collection of collections) registerCollection(api, collection, db, version.version, services)
+          registerBatch(api, { service: app, db, keys, prefix: versionPrefix(version.version), maxOperations: config.limits.batchMaxOperations })
         },
         { prefix: versionPrefix(version.version) },
       )

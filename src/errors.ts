@@ -22,6 +22,7 @@ export const CATALOGUE = Object.freeze({
   BAD_REQUEST: { status: 400, message: 'The request could not be read.' },
   MALFORMED_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   INVALID_PARAMETER: { status: 400, message: 'A query parameter is not valid.' },
+  TOO_MANY_AFFECTED: { status: 400, message: 'The change would affect more items than Prefer: max-affected allows; nothing was changed.' },
   UNAUTHENTICATED: { status: 401, message: 'Credentials are missing or not valid.' },
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
@@ -40,6 +41,7 @@ export const CATALOGUE = Object.freeze({
   EXPECTATION_FAILED: { status: 417, message: 'The Expect header asks for something this service does not do.' },
   VALIDATION_ERROR: { status: 422, message: 'The request body is not valid.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was used with another request.' },
+  FAILED_DEPENDENCY: { status: 424, message: 'An operation this one depends on failed.' },
   PRECONDITION_REQUIRED: { status: 428, message: 'This change needs an If-Match header with the item\'s current ETag.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; try again later.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
@@ -94,4 +96,14 @@ export function unauthenticated(message = 'Sign in, or send a bearer token, to d
 /** A bearer token was sent and cannot be used (RFC 6750 §3.1). */
 export function invalidToken(message: string): ApiError {
   return new ApiError('UNAUTHENTICATED', message, [], { headers: { 'www-authenticate': 'Bearer realm="api", error="invalid_token"' } })
+}
+
+/**
+ * `error` as part `prefix` of the request's (an array's item `[3]`, a batch's `operations[2]`):
+ * its details' fields prefixed with it, or, without details, one naming it; its message too.
+ */
+export function within(prefix: string, error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error
+  const details: ErrorDetail[] = error.details.length > 0 ? error.details.map((d) => ({ field: `${prefix}.${d.field}`, reason: d.reason })) : [{ field: prefix, reason: error.message }]
+  return new ApiError(error.code, `${prefix}: ${error.message}`, details, { headers: error.headers, cause: error })
 }

@@ -7,6 +7,7 @@ import type { AuthConfig } from '../config.js'
 import type { Account, Accounts } from '../db/accounts.js'
 import { ApiError, invalidToken, unauthenticated } from '../errors.js'
 import { isProbe } from '../http/health.js'
+import { innerRequest } from '../http/inner-requests.js'
 import { SAFE_METHODS } from '../http/methods.js'
 import { checkSameSite } from './csrf.js'
 import { jwtVerifier, looksLikeJwt } from './jwt.js'
@@ -58,6 +59,12 @@ export function installCaller(app: FastifyInstance, store: Accounts, config: Aut
   // Anonymous requests, most of them, pass without a promise or a lookup. A failure is kept for
   // later: the rate limit counts the request (by address) before its 401 is answered.
   app.addHook('onRequest', (request, _reply, done) => {
+    // A batch's operation is its batch's caller's, who was identified for the batch.
+    const inner = innerRequest()
+    if (inner) {
+      request.caller = inner.caller as Caller | null
+      return done()
+    }
     if (request.headers.authorization === undefined && request.headers.cookie === undefined) return done()
     // A metrics scrape's bearer is METRICS_TOKEN (src/observability/metrics.ts), not an API token.
     if (isProbe(request.url)) return done()

@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { NEVER_BEHIND, type Database, type Statements } from '../db/client.js'
 import { writePosition, type WritePosition } from '../db/write-positions.js'
 import type { Counters } from './counters.js'
+import { innerRequest } from './inner-requests.js'
 import { SAFE_METHODS } from './methods.js'
 
 /** How long a write position is kept: a replica further behind than this is one to repair, not to wait for. */
@@ -52,7 +53,8 @@ export function installReadYourWrites(app: FastifyInstance, db: Database, counte
   }
   app.addHook('onSend', async (request, reply, payload) => {
     const { caller } = request
-    if (caller && !SAFE_METHODS.has(request.method) && reply.statusCode < 400) {
+    // A batch's operations have not committed yet: the batch's own request keeps the position.
+    if (caller && !SAFE_METHODS.has(request.method) && reply.statusCode < 400 && !innerRequest()) {
       try {
         await counters.keepGreatest(keyOf(caller.user.id), encode(await writePosition(db)), KEPT_MS)
       } catch (error) {

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Standing } from '../auth/access.js'
 import type { Transaction } from '../db/client.js'
-import { ApiError, type ErrorDetail } from '../errors.js'
+import { ApiError, within } from '../errors.js'
 import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
 import { requestPath } from '../http/request-target.js'
 import { uuidv7 } from '../ids.js'
@@ -57,13 +57,6 @@ export function upsertOf(collection: Collection, request: FastifyRequest): Upser
   return { resolution: resolution as Resolution, field }
 }
 
-/** `error` as item `index`'s: its details' fields prefixed with the index, and its message naming it. */
-export function atIndex(prefix: string, error: unknown): unknown {
-  if (!(error instanceof ApiError)) return error
-  const details: ErrorDetail[] = error.details.length > 0 ? error.details.map((d) => ({ field: `${prefix}.${d.field}`, reason: d.reason })) : [{ field: prefix, reason: error.message }]
-  return new ApiError(error.code, `${prefix}: ${error.message}`, details, { headers: error.headers, cause: error })
-}
-
 /** Runs `check` for each item, an error naming the item it is about. */
 async function eachItem<T, R>(items: readonly T[], many: boolean, check: (item: T, index: number) => R | Promise<R>): Promise<R[]> {
   const results: R[] = []
@@ -71,7 +64,7 @@ async function eachItem<T, R>(items: readonly T[], many: boolean, check: (item: 
     try {
       results.push(await check(item, index))
     } catch (error) {
-      throw many ? atIndex(`[${index}]`, error) : error
+      throw many ? within(`[${index}]`, error) : error
     }
   }
   return results
@@ -180,7 +173,7 @@ async function write(context: HandlerContext, request: WriteRequest, reply: Fast
   } catch (error) {
     // The rows as the hooks left them.
     const index = options.many ? takenBy(error, prepared.map(rowOf)) : undefined
-    throw index === undefined ? error : atIndex(`[${index}]`, error)
+    throw index === undefined ? error : within(`[${index}]`, error)
   }
 }
 

@@ -1,0 +1,69 @@
+/**
+ * One transaction for everything a piece of work does through the database, however many
+ * requests it makes: a batch's operations (src/batch/), each handled by its route as it would be
+ * alone, commit together or not at all. Inside `shared(fn)`, every statement made through the
+ * database (a query, a replica read, a transaction of its own) runs in the one transaction; a
+ * transaction begun inside is part of it, its last statement run at its end rather than with the
+ * COMMIT. Outside, the database is as it was. The work is found by its async context
+ * (AsyncLocalStorage), which no request can set.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Database, Statements, Transaction, TransactionOptions } from './client.js'
+import { translateDatabaseError } from './database-errors.js'
+
+export interface SharingDatabase extends Database {
+  /**
+   * Runs `fn` with every statement made through this database in one transaction (begun with
+   * `options`): committed when `fn` resolves, rolled back when it throws. Its statements' errors
+   * arrive translated, as the requests inside answer them: a lost deadlock is one request's
+   * answer, and the whole is not run again.
+   */
+  shared<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>
+}
+
+const current = new AsyncLocalStorage<Statements>()
+
+/** A transaction's errors as every other statement's are: translated (a unique value taken is a 409). */
+const translating = (tx: Transaction): Statements => ({
+  async query(text, params, name) {
+    try {
+      return await tx.query(text, params, name)
+    } catch (error) {
+      throw translateDatabaseError(error) ?? error
+    }
+  },
+})
+
+export function sharingTransactions(db: Database): SharingDatabase {
+  const inShared = () => current.getStore()
+  return {
+    get kind() {
+      return db.kind
+    },
+    get capabilities() {
+      return db.capabilities
+    },
+    get replicated() {
+      return db.replicated
+    },
+    pools: () => db.pools(),
+    query: (text, params, name) => (inShared() ?? db).query(text, params, name),
+    // Reads in the work see its writes: they run in its transaction, never on a replica.
+    get replica() {
+      return inShared() ?? db.replica
+    },
+    readsAfter: (lsn) => inShared() ?? db.readsAfter(lsn),
+    replayed: () => db.replayed(),
+    async transaction(fn, options) {
+      const shared = inShared()
+      if (!shared) return db.transaction(fn, options)
+      let last: [string, readonly unknown[]] | undefined
+      const result = await fn({ query: shared.query, beforeCommit: (text, params) => void (last = [text, params]) })
+      if (last) await shared.query(last[0], [...last[1]])
+      return result
+    },
+    withSession: (fn) => db.withSession(fn),
+    close: () => db.close(),
+    shared: (fn, options) => db.transaction((tx) => current.run(translating(tx), fn), options),
+  }
+}
