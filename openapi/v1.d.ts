@@ -139,10 +139,20 @@ export interface paths {
          * @description Anyone may call this; signed-in callers may see more. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createUser"];
-        delete?: never;
+        /**
+         * Delete every user a filter matches
+         * @deprecated
+         * @description Admins only. Every users item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteUsers"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every user a filter matches
+         * @deprecated
+         * @description Admins only. Every users item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateUsers"];
         trace?: never;
     };
     "/api/v1/users/{id}": {
@@ -201,10 +211,20 @@ export interface paths {
          * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). An upsert (`on_conflict=sku` with `Prefer: resolution=merge-duplicates`) changes the item that holds the value as a PATCH would, or creates it; `resolution=ignore-duplicates` leaves it as it is. 200 when an item was not created. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createProduct"];
-        delete?: never;
+        /**
+         * Delete every product a filter matches
+         * @deprecated
+         * @description Admins only. Every products item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteProducts"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every product a filter matches
+         * @deprecated
+         * @description Admins only. Every products item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateProducts"];
         trace?: never;
     };
     "/api/v1/products/{id}": {
@@ -263,10 +283,20 @@ export interface paths {
          * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createReview"];
-        delete?: never;
+        /**
+         * Delete every review a filter matches
+         * @deprecated
+         * @description Admins only. Every a product's reviews item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteReviews"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every review a filter matches
+         * @deprecated
+         * @description Admins only. Every a product's reviews item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateReviews"];
         trace?: never;
     };
     "/api/v1/products/{parentId}/reviews/{id}": {
@@ -325,10 +355,20 @@ export interface paths {
          * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrder"];
-        delete?: never;
+        /**
+         * Delete every order a filter matches
+         * @deprecated
+         * @description Admins only. Every orders item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteOrders"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every order a filter matches
+         * @deprecated
+         * @description Admins only. Every orders item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateOrders"];
         trace?: never;
     };
     "/api/v1/orders/{id}": {
@@ -387,10 +427,20 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrderItem"];
-        delete?: never;
+        /**
+         * Delete every order item a filter matches
+         * @deprecated
+         * @description Admins only. Every an order's items item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteOrderItems"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every order item a filter matches
+         * @deprecated
+         * @description Admins only. Every an order's items item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateOrderItems"];
         trace?: never;
     };
     "/api/v1/orders/{parentId}/items/{id}": {
@@ -449,10 +499,20 @@ export interface paths {
          * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createWebhook"];
-        delete?: never;
+        /**
+         * Delete every webhook a filter matches
+         * @deprecated
+         * @description Admins only. Every webhooks item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item goes as a DELETE of it would, with its event.
+         */
+        delete: operations["deleteWebhooks"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change fields of every webhook a filter matches
+         * @deprecated
+         * @description Admins only. Every webhooks item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
+         */
+        patch: operations["updateWebhooks"];
         trace?: never;
     };
     "/api/v1/webhooks/{id}": {
@@ -752,6 +812,20 @@ export interface components {
             /** @description Only admins set roles. Default: `[]`. */
             roles?: "admin"[];
         };
+        UserPatch: {
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            email?: string;
+            /** @example Ada Lovelace */
+            name?: string;
+            /** @description Write-only: at least 12 characters. */
+            password?: string;
+            /** @description Only admins set roles. */
+            roles?: "admin"[];
+        };
         UserReplace: {
             /**
              * Format: email
@@ -771,20 +845,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        UserPatch: {
-            /**
-             * Format: email
-             * @description Unique, compared without case; stored lower-cased.
-             * @example ada@shop.example
-             */
-            email?: string;
-            /** @example Ada Lovelace */
-            name?: string;
-            /** @description Write-only: at least 12 characters. */
-            password?: string;
-            /** @description Only admins set roles. */
-            roles?: "admin"[];
         };
         Product: {
             /** Format: uuid */
@@ -879,6 +939,38 @@ export interface components {
              */
             tags?: string[] | null;
         };
+        ProductPatch: {
+            /** @example Espresso cup */
+            name?: string;
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            sku?: string;
+            /** @example 12.5 */
+            price?: number;
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
+            cost?: number | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            stock?: number | null;
+            /** @enum {string|null} */
+            status?: "draft" | "active" | "archived" | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            tags?: string[] | null;
+        };
         ProductReplace: {
             /** @example Espresso cup */
             name: string;
@@ -919,38 +1011,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        ProductPatch: {
-            /** @example Espresso cup */
-            name?: string;
-            /**
-             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
-             * @example CUP-090
-             */
-            sku?: string;
-            /** @example 12.5 */
-            price?: number;
-            /**
-             * @description What the shop pays; only admins read or write it.
-             * @example 12.5
-             */
-            cost?: number | null;
-            /**
-             * Format: int32
-             * @example 40
-             */
-            stock?: number | null;
-            /** @enum {string|null} */
-            status?: "draft" | "active" | "archived" | null;
-            /** @example Stoneware, 90 ml, dishwasher safe. */
-            description?: string | null;
-            /**
-             * @example [
-             *       "kitchen",
-             *       "ceramic"
-             *     ]
-             */
-            tags?: string[] | null;
         };
         Review: {
             /** Format: uuid */
@@ -994,6 +1054,14 @@ export interface components {
             /** @example Thick walls; the coffee stays hot. */
             body?: string | null;
         };
+        ReviewPatch: {
+            /** Format: int32 */
+            rating?: number;
+            /** @example Keeps the crema */
+            title?: string | null;
+            /** @example Thick walls; the coffee stays hot. */
+            body?: string | null;
+        };
         ReviewReplace: {
             /** Format: int32 */
             rating: number;
@@ -1014,14 +1082,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        ReviewPatch: {
-            /** Format: int32 */
-            rating?: number;
-            /** @example Keeps the crema */
-            title?: string | null;
-            /** @example Thick walls; the coffee stays hot. */
-            body?: string | null;
         };
         Order: {
             /** Format: uuid */
@@ -1074,6 +1134,15 @@ export interface components {
              */
             status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
         };
+        OrderPatch: {
+            /** @example Leave it with the neighbour. */
+            note?: string | null;
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @enum {string}
+             */
+            status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+        };
         OrderReplace: {
             /** @example Leave it with the neighbour. */
             note?: string | null;
@@ -1095,15 +1164,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        OrderPatch: {
-            /** @example Leave it with the neighbour. */
-            note?: string | null;
-            /**
-             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-             * @enum {string}
-             */
-            status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
         };
         OrderItem: {
             /** Format: uuid */
@@ -1152,6 +1212,15 @@ export interface components {
             /** Format: int32 */
             quantity: number;
         };
+        OrderItemPatch: {
+            /**
+             * Format: uuid
+             * @description An active product.
+             */
+            product_id?: string;
+            /** Format: int32 */
+            quantity?: number;
+        };
         OrderItemReplace: {
             /**
              * Format: uuid
@@ -1173,15 +1242,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        OrderItemPatch: {
-            /**
-             * Format: uuid
-             * @description An active product.
-             */
-            product_id?: string;
-            /** Format: int32 */
-            quantity?: number;
         };
         Webhook: {
             /** Format: uuid */
@@ -1232,6 +1292,19 @@ export interface components {
             /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
             secret?: string;
             /** @description Default: `true`. */
+            active?: boolean | null;
+            description?: string | null;
+        };
+        WebhookPatch: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed: https, to a public address.
+             * @example https://hooks.shop.example/resourceful
+             */
+            url?: string;
+            events?: components["schemas"]["WebhookEvents"];
+            /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
+            secret?: string;
             active?: boolean | null;
             description?: string | null;
         };
@@ -1287,19 +1360,6 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
-        };
-        WebhookPatch: {
-            /**
-             * Format: uri
-             * @description Where events are POSTed: https, to a public address.
-             * @example https://hooks.shop.example/resourceful
-             */
-            url?: string;
-            events?: components["schemas"]["WebhookEvents"];
-            /** @description Signs the deliveries: `whsec_` and the base64 of 24 to 64 random bytes. Write-only: generated when left out, and shown only in the response to the create. */
-            secret?: string;
-            active?: boolean | null;
-            description?: string | null;
         };
         /**
          * @example {
@@ -2137,6 +2197,193 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteUsers: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: name, email, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                email?: string;
+                /** @description Not equal to. */
+                "email[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "email[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "email[contains]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                roles?: string;
+                /** @description Any of these comma-separated values. */
+                "roles[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateUsers: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: name, email, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                email?: string;
+                /** @description Not equal to. */
+                "email[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "email[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "email[contains]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                roles?: string;
+                /** @description Any of these comma-separated values. */
+                "roles[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserPatch"];
+                "application/merge-patch+json": components["schemas"]["UserPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["UserPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["UserSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getUser: {
         parameters: {
             query?: {
@@ -2701,6 +2948,361 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteProducts: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: name, sku, price, stock, status, review_count, created_at, updated_at, relevance. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
+                /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
+                q?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                sku?: string;
+                /** @description Not equal to. */
+                "sku[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "sku[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "sku[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                price?: string;
+                /** @description Not equal to. */
+                "price[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "price[in]"?: string;
+                /** @description Greater than. */
+                "price[gt]"?: string;
+                /** @description At least. */
+                "price[gte]"?: string;
+                /** @description Less than. */
+                "price[lt]"?: string;
+                /** @description At most. */
+                "price[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                stock?: number;
+                /** @description Not equal to. */
+                "stock[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "stock[in]"?: string;
+                /** @description Greater than. */
+                "stock[gt]"?: number;
+                /** @description At least. */
+                "stock[gte]"?: number;
+                /** @description Less than. */
+                "stock[lt]"?: number;
+                /** @description At most. */
+                "stock[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                status?: "draft" | "active" | "archived";
+                /** @description Not equal to. */
+                "status[ne]"?: "draft" | "active" | "archived";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                tags?: string;
+                /** @description Any of these comma-separated values. */
+                "tags[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                description?: string;
+                /** @description Not equal to. */
+                "description[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "description[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "description[contains]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "description[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                review_count?: number;
+                /** @description Not equal to. */
+                "review_count[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "review_count[in]"?: string;
+                /** @description Greater than. */
+                "review_count[gt]"?: number;
+                /** @description At least. */
+                "review_count[gte]"?: number;
+                /** @description Less than. */
+                "review_count[lt]"?: number;
+                /** @description At most. */
+                "review_count[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProducts: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: name, sku, price, stock, status, review_count, created_at, updated_at, relevance. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.product]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[reviews.author]"?: string;
+                /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
+                q?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                sku?: string;
+                /** @description Not equal to. */
+                "sku[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "sku[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "sku[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                price?: string;
+                /** @description Not equal to. */
+                "price[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "price[in]"?: string;
+                /** @description Greater than. */
+                "price[gt]"?: string;
+                /** @description At least. */
+                "price[gte]"?: string;
+                /** @description Less than. */
+                "price[lt]"?: string;
+                /** @description At most. */
+                "price[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                stock?: number;
+                /** @description Not equal to. */
+                "stock[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "stock[in]"?: string;
+                /** @description Greater than. */
+                "stock[gt]"?: number;
+                /** @description At least. */
+                "stock[gte]"?: number;
+                /** @description Less than. */
+                "stock[lt]"?: number;
+                /** @description At most. */
+                "stock[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                status?: "draft" | "active" | "archived";
+                /** @description Not equal to. */
+                "status[ne]"?: "draft" | "active" | "archived";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                tags?: string;
+                /** @description Any of these comma-separated values. */
+                "tags[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                description?: string;
+                /** @description Not equal to. */
+                "description[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "description[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "description[contains]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "description[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                review_count?: number;
+                /** @description Not equal to. */
+                "review_count[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "review_count[in]"?: string;
+                /** @description Greater than. */
+                "review_count[gt]"?: number;
+                /** @description At least. */
+                "review_count[gte]"?: number;
+                /** @description Less than. */
+                "review_count[lt]"?: number;
+                /** @description At most. */
+                "review_count[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductPatch"];
+                "application/merge-patch+json": components["schemas"]["ProductPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["ProductPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ProductSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getProduct: {
         parameters: {
             query?: {
@@ -3166,6 +3768,225 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Review"] | components["schemas"]["Review"][];
                     "application/vnd.resourceful.v1+json": components["schemas"]["Review"] | components["schemas"]["Review"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteReviews: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: rating, created_at, updated_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                rating?: number;
+                /** @description Not equal to. */
+                "rating[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "rating[in]"?: string;
+                /** @description Greater than. */
+                "rating[gt]"?: number;
+                /** @description At least. */
+                "rating[gte]"?: number;
+                /** @description Less than. */
+                "rating[lt]"?: number;
+                /** @description At most. */
+                "rating[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                author_id?: string;
+                /** @description Not equal to. */
+                "author_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "author_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "author_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateReviews: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: rating, created_at, updated_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: product, product.reviews, author. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[author]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                rating?: number;
+                /** @description Not equal to. */
+                "rating[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "rating[in]"?: string;
+                /** @description Greater than. */
+                "rating[gt]"?: number;
+                /** @description At least. */
+                "rating[gte]"?: number;
+                /** @description Less than. */
+                "rating[lt]"?: number;
+                /** @description At most. */
+                "rating[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                author_id?: string;
+                /** @description Not equal to. */
+                "author_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "author_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "author_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewPatch"];
+                "application/merge-patch+json": components["schemas"]["ReviewPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["ReviewPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ReviewSummary"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3687,6 +4508,255 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteOrders: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: status, total, created_at, updated_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Not equal to. */
+                "status[ne]"?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                total?: string;
+                /** @description Not equal to. */
+                "total[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "total[in]"?: string;
+                /** @description Greater than. */
+                "total[gt]"?: string;
+                /** @description At least. */
+                "total[gte]"?: string;
+                /** @description Less than. */
+                "total[lt]"?: string;
+                /** @description At most. */
+                "total[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                user_id?: string;
+                /** @description Not equal to. */
+                "user_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "user_id[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrders: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: status, total, created_at, updated_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: items, items.order, items.product. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.order]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[items.product]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Not equal to. */
+                "status[ne]"?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                total?: string;
+                /** @description Not equal to. */
+                "total[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "total[in]"?: string;
+                /** @description Greater than. */
+                "total[gt]"?: string;
+                /** @description At least. */
+                "total[gte]"?: string;
+                /** @description Less than. */
+                "total[lt]"?: string;
+                /** @description At most. */
+                "total[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                user_id?: string;
+                /** @description Not equal to. */
+                "user_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "user_id[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderPatch"];
+                "application/merge-patch+json": components["schemas"]["OrderPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["OrderPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOrder: {
         parameters: {
             query?: {
@@ -4179,6 +5249,233 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteOrderItems: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: quantity, unit_price, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                product_id?: string;
+                /** @description Not equal to. */
+                "product_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "product_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "product_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                quantity?: number;
+                /** @description Not equal to. */
+                "quantity[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "quantity[in]"?: string;
+                /** @description Greater than. */
+                "quantity[gt]"?: number;
+                /** @description At least. */
+                "quantity[gte]"?: number;
+                /** @description Less than. */
+                "quantity[lt]"?: number;
+                /** @description At most. */
+                "quantity[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path: {
+                /** @description The order's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOrderItems: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: quantity, unit_price, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: order, order.items, product, product.reviews. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order]"?: string;
+                /** @description How many items to embed at most, the first by their order. */
+                "include[order.items][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[order.items]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product]"?: string;
+                /** @description How many reviews to embed at most, the first by their order. */
+                "include[product.reviews][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[product.reviews]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                product_id?: string;
+                /** @description Not equal to. */
+                "product_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "product_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "product_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                quantity?: number;
+                /** @description Not equal to. */
+                "quantity[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "quantity[in]"?: string;
+                /** @description Greater than. */
+                "quantity[gt]"?: number;
+                /** @description At least. */
+                "quantity[gte]"?: number;
+                /** @description Less than. */
+                "quantity[lt]"?: number;
+                /** @description At most. */
+                "quantity[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path: {
+                /** @description The order's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderItemPatch"];
+                "application/merge-patch+json": components["schemas"]["OrderItemPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderItemSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOrderItem: {
         parameters: {
             query?: {
@@ -4647,6 +5944,197 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhooks: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: url, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                url?: string;
+                /** @description Not equal to. */
+                "url[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "url[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                active?: boolean;
+                /** @description Not equal to. */
+                "active[ne]"?: boolean;
+                /** @description Items holding this value; repeat for any of several. */
+                events?: string;
+                /** @description Any of these comma-separated values. */
+                "events[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhooks: {
+        parameters: {
+            query?: {
+                /** @description The page, from 1; not with cursor. */
+                page?: number;
+                /** @description Items per page. */
+                size?: number;
+                /** @description Comma-separated fields to sort by, each once: url, created_at. The id breaks ties. */
+                sort?: string;
+                /** @description asc or desc: one for every sort field, or one per field. */
+                order?: string;
+                /** @description Keyset paging: empty for the first page, then the value from a Link; not with page. */
+                cursor?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                fields?: string;
+                /** @description Related items to embed, comma-separated: deliveries, deliveries.webhook. At most 3, a dotted step counted as one. */
+                include?: string;
+                /** @description How many deliveries to embed at most, the first by their order. */
+                "include[deliveries][size]"?: number;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries]"?: string;
+                /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
+                "fields[deliveries.webhook]"?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                url?: string;
+                /** @description Not equal to. */
+                "url[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "url[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                active?: boolean;
+                /** @description Not equal to. */
+                "active[ne]"?: boolean;
+                /** @description Items holding this value; repeat for any of several. */
+                events?: string;
+                /** @description Any of these comma-separated values. */
+                "events[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header: {
+                /** @description On a list, `count=exact`: count every match for X-Total-Count, past COUNT_LIMIT too. On a create or change, `return=minimal`: answer without the item (201 with Location, or 204), with its ETag and Last-Modified. On a create with `on_conflict`, `resolution=merge-duplicates` (change the item that holds the value) or `resolution=ignore-duplicates` (leave it): an upsert. */
+                Prefer: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPatch"];
+                "application/merge-patch+json": components["schemas"]["WebhookPatch"];
+                "application/vnd.resourceful.v1+json": components["schemas"]["WebhookPatch"];
+            };
+        };
+        responses: {
+            /** @description The items the filters matched, as they are now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description `count=exact` when the total was counted in full as Prefer asked. */
+                    "Preference-Applied": string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSummary"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["WebhookSummary"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];

@@ -14,6 +14,7 @@ import type { Params } from './caller-access.js'
 import { handlerContext, type Body, type CollectionServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
 import { createdBefore, createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
+import { deleteManyHandler, patchManyHandler } from './change-many.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
@@ -58,4 +59,6 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
   app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
   app.delete(item, route(ops.remove), deleteHandler(context))
+  app.patch<WriteRoute>(base, write(ops.patchMany), patchManyHandler(context))
+  app.delete(base, route(ops.removeMany), deleteManyHandler(context))
 }

@@ -64,7 +64,7 @@ export interface Operation {
 }
 
 export type ReadOperations = Record<'list' | 'read', Operation>
-export type WriteOperations = Record<'create' | 'replace' | 'patch' | 'remove', Operation>
+export type WriteOperations = Record<'create' | 'replace' | 'patch' | 'remove' | 'patchMany' | 'removeMany', Operation>
 
 /** A collection's schemas in one version: its representations, the answer to a create, its request bodies, its list's query. */
 export interface CollectionParts {
@@ -167,6 +167,10 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => {
     const createBody = refTo('Create', parts.bodies.create)
+    const patchBody = refTo('Patch', parts.bodies.patch)
+    // A change by filter: the list's filters, Prefer: max-affected (DESIGN "Writing many").
+    const byFilter: DocumentedRoute = { ...onCollection, querystring: parts.query, headers: requestHeaders(['Prefer'], ['Prefer']) }
+    const byFilterNote = `Admins only. Every ${listed(collection)} item the filters match (at least one filter; no paging or sort), in one transaction; \`Prefer: max-affected=N\` (at most ${parts.bulkMaxItems}) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes.`
     const created = parts.created === parts.item ? item : refTo('Created', parts.created)
     const unique = collection.options.unique ?? []
     const upserts = unique.length > 0
@@ -211,7 +215,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         },
       }, undefined),
     replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
-    patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, refTo('Patch', parts.bodies.patch), 'A field left out stays as it is; null clears a nullable one.'),
+    patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, patchBody, 'A field left out stays as it is; null clears a nullable one.'),
     remove: op({
       tags,
       operationId: `delete${name}`,
@@ -222,6 +226,28 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         204: noBody('Deleted.'),
       },
     }, onDelete, errors(changeErrors, { unsafe: true })),
+      patchMany: op({
+        ...base,
+        operationId: `update${pluralName(table)}`,
+        summary: `Change fields of every ${itemNoun(collection).replace(/^an? /, '')} a filter matches`,
+        description: `${byFilterNote} Each item changes as a PATCH of it would, with its rules and its event.`,
+        security: REQUIRED_AUTH,
+        consumes: PATCH_TYPES,
+        body: patchBody,
+        response: {
+          200: success('The items the filters matched, as they are now.', Type.Array(summary, { maxItems: parts.bulkMaxItems }), ['Preference-Applied']),
+        },
+      }, byFilter, errors([403, 409, ...(parent ? [404] : []), ...(requireIfMatch ? [428] : [])], { unsafe: true, body: true })),
+      removeMany: op({
+        tags,
+        operationId: `delete${pluralName(table)}`,
+        summary: `Delete every ${itemNoun(collection).replace(/^an? /, '')} a filter matches`,
+        description: `${byFilterNote} Each item goes as a DELETE of it would, with its event.`,
+        security: REQUIRED_AUTH,
+        response: {
+          204: noBody('Deleted.', ['Preference-Applied']),
+        },
+      }, byFilter, errors([403, 409, ...(parent ? [404] : []), ...(requireIfMatch ? [428] : [])], { unsafe: true })),
     }
   }
   return { reads, writes }

@@ -9,7 +9,7 @@ import type { Database, Statements } from '../db/client.js'
 import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { RELEVANCE, type ListPlan } from './list-query/plan.js'
-import { COMPLETE, keptCountOf, listStatement, quote, TOTAL } from './list-query/to-sql.js'
+import { COMPLETE, keptCountOf, listStatement, matchingStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 
 /** Conditions a row must meet: its id, and the parent of a nested collection. */
@@ -65,6 +65,8 @@ export interface Store {
   findChanged(tx: Statements, scope: Scope): Promise<Row | null>
   /** The row, locked against other writers until `tx` ends. */
   lock(tx: Statements, scope: Scope, strength: LockStrength): Promise<Row | null>
+  /** The rows in `scope` the plan's filters match, at most `limit` by their ids, locked until `tx` ends (a change by filter). */
+  lockMatching(tx: Statements, plan: ListPlan, scope: Scope, limit: number, strength: LockStrength, caller: unknown): Promise<Row[]>
   insert(tx: Statements, data: Row): Promise<Row>
   /** Inserts the row unless another holds its value of the unique column `unique`: null then. */
   insertUnlessTaken(tx: Statements, data: Row, unique: string): Promise<Row | null>
@@ -300,6 +302,10 @@ export function createStore(db: Database, options: StoreOptions): Store {
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),
+    lockMatching(tx, plan, scope, limit, strength, caller) {
+      const { text, values } = matchingStatement(target.table, columnList(options.columns), plan, scope, limit, LOCKS[strength], caller)
+      return tx.query<Row>(text, values)
+    },
     insert: async (tx, data) => (await rows.insert(tx, data))!,
     insertUnlessTaken: (tx, data, unique) => rows.insert(tx, data, unique),
     update: (tx, scope, data) => rows.update(tx, scope, data),

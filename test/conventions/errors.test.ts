@@ -47,9 +47,9 @@ t.test('a known path with another method is 405 with Allow; TRACE too; an unknow
     const admin = api.admin
     const item = `${V1}/products/01890000-0000-7000-8000-000000000000`
     for (const [method, path, allow] of [
-      ['PUT', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
-      ['PATCH', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
-      ['DELETE', `${V1}/products`, 'GET, HEAD, OPTIONS, POST'],
+      ['PUT', `${V1}/products`, 'DELETE, GET, HEAD, OPTIONS, PATCH, POST'],
+      ['PUT', `${V1}/webhooks/01890000-0000-7000-8000-000000000000/deliveries`, 'GET, HEAD, OPTIONS'],
+      ['DELETE', `${V1}/events`, 'GET, HEAD, OPTIONS'],
       ['POST', item, 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT'],
     ] as const) {
       const res = await admin.request(method, path, method === 'DELETE' ? {} : { body: {} })
@@ -81,7 +81,7 @@ t.test('HEAD answers like GET without a body; OPTIONS lists the methods (EP-14, 
     }
     const collection = await admin.request('OPTIONS', `${V1}/products`)
     t.equal(collection.status, 204)
-    t.equal(collection.headers.get('allow'), 'GET, HEAD, OPTIONS, POST')
+    t.equal(collection.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PATCH, POST')
     t.equal(collection.text, '')
     const item = await admin.request('OPTIONS', `${V1}/products/${created.body.id}`)
     t.equal(item.headers.get('allow'), 'DELETE, GET, HEAD, OPTIONS, PATCH, PUT')

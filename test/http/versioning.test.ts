@@ -29,7 +29,7 @@ t.test('Accept: JSON unless it admits none; then 406 with the JSON error body (E
       t.match(res.headers.get('content-type'), /^application\/json/, 'the error is JSON whatever Accept said')
     }
     t.equal((await admin.get(`${V1}/nothing`, { accept: 'application/xml' })).status, 404, 'an unknown path is a 404 first')
-    t.equal((await admin.request('PATCH', `${V1}/products`, { headers: { accept: 'application/xml' }, body: {} })).status, 405, 'and a 405')
+    t.equal((await admin.request('PUT', `${V1}/products`, { headers: { accept: 'application/xml' }, body: {} })).status, 405, 'and a 405')
   }),
 )
 

@@ -106,6 +106,29 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values, column
   return `${columns[0]} ${ascending[0] ? '>=' : '<='} ${params[0]} AND (${alternatives.join(' OR ')})`
 }
 
+/** The conditions a row of `table` in `scope` meets to match the plan's filters and search; `query`, the search's tsquery. */
+function conditions(table: string, plan: ListPlan, scope: Record<string, unknown>, values: Values, caller: unknown): { matching: string[]; query: string | undefined } {
+  // q: the words, once; the rows whose words match them (the GIN index).
+  const query = plan.search === undefined ? undefined : `websearch_to_tsquery('english', ${values.add(plan.search)})`
+  const matching = [
+    ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
+    ...plan.filters.map((filter) => condition(filter, values, { table, caller })),
+    ...(query ? [`"search" @@ ${query}`] : []),
+  ]
+  return { matching, query }
+}
+
+/**
+ * The rows of `table` (their columns `select`) the plan's filters and search match in `scope`, at
+ * most `limit`, in the order of their ids, locked (`lock`: FOR NO KEY UPDATE or FOR UPDATE) until
+ * the transaction ends: what a change by filter changes.
+ */
+export function matchingStatement(table: string, select: string, plan: ListPlan, scope: Record<string, unknown>, limit: number, lock: string, caller: unknown): ListStatement {
+  const values = new Values()
+  const { matching } = conditions(table, plan, scope, values, caller)
+  return { text: `SELECT ${select} FROM ${table}${matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`} ORDER BY "id" LIMIT ${limit} ${lock}`, values: values.list }
+}
+
 /**
  * The statement for a list page. Its rows are the page's (one more than the page size, to know
  * whether another follows; backward cursor pages nearest first), each with the count of matching
@@ -127,15 +150,9 @@ export function listStatement(
   caller: unknown = null,
 ): ListStatement {
   const values = new Values()
-  // q: the words, once; the rows whose words match them (the GIN index), ranked by ts_rank.
-  const query = plan.search === undefined ? undefined : `websearch_to_tsquery('english', ${values.add(plan.search)})`
+  const { matching, query } = conditions(target.table, plan, scope, values, caller)
   const rank = query && `ts_rank("search", ${query})`
   const sortColumn = (field: Field) => (field === RELEVANCE ? rank! : columnOf(field))
-  const matching = [
-    ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
-    ...plan.filters.map((filter) => condition(filter, values, { table: target.table, caller })),
-    ...(query ? [`"search" @@ ${query}`] : []),
-  ]
   const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
   const position = plan.cursor?.position
   const reversed = position?.backward === true
