@@ -103,7 +103,8 @@ const VARYING: readonly [string, RegExp][] = [
   ['id', /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g],
   ['time', /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g],
   ['date', /(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT/g],
-  ['etag', /(?:W\/)?"(?:v\d+\.[A-Za-z0-9._-]+|[A-Za-z0-9_-]{27}(?:@\d+\.[A-Za-z0-9_-]{12})?)"/g],
+  // In a header, or inside a JSON string (a batch's results): its quotes escaped.
+  ['etag', /(?:W\/)?\\?"(?:v\d+\.[A-Za-z0-9._~+-]+|[A-Za-z0-9_-]{27}(?:@\d+\.[A-Za-z0-9_-]{12})?)\\?"/g],
   ['cursor', /(?<=cursor=)[A-Za-z0-9_-]{16,}/g],
 ]
 const COMBINED = new RegExp(VARYING.map(([, re]) => `(${re.source})`).join('|'), 'g')
