@@ -1,6 +1,7 @@
 /** Formats a benchmark run as the Markdown in bench/results/latest.md. */
 import { cpus } from 'node:os'
 import type { LoadResult } from './load.js'
+import type { WritingMany } from './writing-many.js'
 
 export interface ScenarioResult {
   name: string
@@ -26,6 +27,7 @@ export interface BenchReport {
   probes: Probe[]
   starts: { name: string; ms: number }[]
   peakRssMiB: number | undefined
+  writingMany: WritingMany | undefined
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -51,6 +53,15 @@ export function toMarkdown(report: BenchReport): string {
     '|---|---:|---:|---|',
     ...report.probes.map((p) => `| ${p.name} | ${n(p.medianMs, 1)} | ${n(p.p90Ms, 1)} | ${p.target ? `< ${p.target} ms` : ''} |`),
     '',
+    ...(report.writingMany
+      ? [
+          '| Writing many (same run) | service | one at a time | ratio | goal |',
+          '|---|---:|---:|---:|---|',
+          `| Products a second: arrays of 1,000 / 1,000 single POSTs (10 at a time) | ${n(report.writingMany.arrayPerSecond)} | ${n(report.writingMany.singlesPerSecond)} | ${ratio(report.writingMany.arrayPerSecond, report.writingMany.singlesPerSecond)} | at least 10 |`,
+          `| A batch of 10 creates / one POST, median ms | ${n(report.writingMany.batchMs, 1)} | ${n(report.writingMany.postMs, 1)} | ${ratio(report.writingMany.batchMs, report.writingMany.postMs)} | under 3 |`,
+          '',
+        ]
+      : []),
     '| Start to first answered request (median of 3, unpinned) | ms |',
     '|---|---:|',
     ...report.starts.map((s) => `| ${s.name} | ${n(s.ms)} |`),

@@ -17,6 +17,7 @@ import type { LoadResult } from './load.js'
 import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor, startServer, type Started } from './processes.js'
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
 import { LIST_QUERY, scenarioHeaders, SCENARIOS, type Scenario } from './scenarios.js'
+import { measureWritingMany } from './writing-many.js'
 import { freshProducts, seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
@@ -179,11 +180,14 @@ async function main(): Promise<void> {
       const database = await load(databaseFloor.origin, scenario.name, (await idsOf(scenario, `B${scenarios.length}`)).file)
       scenarios.push({ name: scenario.name, service: result, constant, database })
     }
+    const manyWanted = !probesOnly && (!only || 'Writing many'.includes(only))
+    if (manyWanted) log('writing many')
+    const writingMany = manyWanted ? await measureWritingMany(service.origin, run, smoke ? 1 : 5) : undefined
     const peak = peakRssMiB(service.child.pid!)
 
     const report: BenchReport = {
       smoke, products: settings.products, connections: settings.connections, seconds: settings.seconds,
-      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak,
+      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany,
     }
     const markdown = toMarkdown(report)
     process.stdout.write(`\n${markdown}`)

@@ -10,7 +10,7 @@
  * not the batch itself, and it may carry only the headers that say what the operation is
  * (preconditions, Prefer, Idempotency-Key, its body's type), never one that changes who calls.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, LightMyRequestResponse as InjectResponse } from 'fastify'
 import { requireCaller } from '../auth/caller.js'
 import type { SharingDatabase } from '../db/shared-transaction.js'
 import { EVENTS_TABLE } from '../db/events.js'
@@ -111,8 +111,11 @@ export function registerBatch(api: FastifyInstance, { service, db, keys, prefix,
     const headers: Record<string, string> = { accept: 'application/json' }
     for (const [name, value] of Object.entries(operation.headers ?? {})) headers[name.toLowerCase()] = value
     if (payload !== undefined) headers['content-type'] ??= 'application/json'
+    // The callback form: the request is made at once, inside the inner context. Without a
+    // callback, inject returns a thenable that makes the request when awaited, outside it.
+    const options = { method: operation.method, url: `${prefix}${path}`, headers, payload, remoteAddress: request.ip }
     const response = await asInner({ caller: request.caller }, () =>
-      service.inject({ method: operation.method, url: `${prefix}${path}`, headers, payload, remoteAddress: request.ip }),
+      new Promise<InjectResponse>((resolve, reject) => service.inject(options, (error, answer) => (error ? reject(error) : resolve(answer!)))),
     )
     const kept: Record<string, string> = {}
     for (const name of RESULT_HEADERS) if (response.headers[name] !== undefined) kept[name] = String(response.headers[name])

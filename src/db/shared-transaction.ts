@@ -23,16 +23,23 @@ export interface SharingDatabase extends Database {
 
 const current = new AsyncLocalStorage<Statements>()
 
-/** A transaction's errors as every other statement's are: translated (a unique value taken is a 409). */
-const translating = (tx: Transaction): Statements => ({
-  async query(text, params, name) {
-    try {
-      return await tx.query(text, params, name)
-    } catch (error) {
-      throw translateDatabaseError(error) ?? error
-    }
-  },
-})
+/**
+ * The transaction's statements one after another, as one connection runs them (a request may ask
+ * for two at once: node-postgres would queue them, a behaviour it deprecates), with their errors
+ * translated as every other statement's are (a unique value taken is a 409).
+ */
+function serialTranslating(tx: Transaction): Statements {
+  let previous: Promise<unknown> = Promise.resolve()
+  return {
+    query<Row>(text: string, params: unknown[], name?: string) {
+      const next = previous.then(() => tx.query<Row>(text, params, name))
+      previous = next.catch(() => {})
+      return next.catch((error: unknown) => {
+        throw translateDatabaseError(error) ?? error
+      })
+    },
+  }
+}
 
 export function sharingTransactions(db: Database): SharingDatabase {
   const inShared = () => current.getStore()
@@ -64,6 +71,6 @@ export function sharingTransactions(db: Database): SharingDatabase {
     },
     withSession: (fn) => db.withSession(fn),
     close: () => db.close(),
-    shared: (fn, options) => db.transaction((tx) => current.run(translating(tx), fn), options),
+    shared: (fn, options) => db.transaction((tx) => current.run(serialTranslating(tx), fn), options),
   }
 }
