@@ -1414,6 +1414,7 @@ export interface components {
         BatchResults: {
             /** @description One per operation, in their order. */
             results: {
+                /** Format: int32 */
                 status: number;
                 /** @description Location, Content-Location, ETag, Last-Modified, Preference-Applied, Idempotent-Replayed, Link, X-Total-Count, Retry-After: those the answer had. */
                 headers: {

@@ -4,7 +4,7 @@ import { Type, type Static } from 'typebox'
 import { REQUIRED_AUTH, type DocumentedRoute } from '../openapi/document.js'
 import { requestHeaders } from '../openapi/request-headers.js'
 import { errors, success } from '../openapi/responses.js'
-import { StringEnum } from '../schema-types.js'
+import { Int32, StringEnum } from '../schema-types.js'
 
 export const BATCH_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 
@@ -29,30 +29,30 @@ const Operation = Type.Object(
 
 export type Operation = Static<typeof Operation>
 
-const Batch = Type.Object(
+const batchOf = (maxOperations: number) => Type.Object(
   {
-    operations: Type.Array(Operation, { minItems: 1 }),
+    operations: Type.Array(Operation, { minItems: 1, maxItems: maxOperations }),
     atomic: Type.Optional(Type.Boolean({ description: 'true (the default): every operation in one transaction, and the first failure undoes them all. false: each in its own, each answered.' })),
   },
   { additionalProperties: false },
 )
 
-export type BatchBody = Static<typeof Batch>
+export type BatchBody = Static<ReturnType<typeof batchOf>>
 
 const Result = Type.Object({
-  status: Type.Integer({ minimum: 100, maximum: 599 }),
+  status: Int32({ minimum: 100, maximum: 599 }),
   headers: Type.Record(Type.String(), Type.String(), { description: 'Location, Content-Location, ETag, Last-Modified, Preference-Applied, Idempotent-Replayed, Link, X-Total-Count, Retry-After: those the answer had.' }),
   body: Type.Unknown({ description: 'The answer\'s JSON body (an error body for a failure), or null.' }),
 })
 
-const BatchResults = Type.Object({ results: Type.Array(Result, { description: 'One per operation, in their order.' }) })
+const resultsOf = (maxOperations: number) => Type.Object({ results: Type.Array(Result, { maxItems: maxOperations, description: 'One per operation, in their order.' }) })
 
 /** The answer's `$id`: a component of each version's document (`#/components/schemas/BatchResults`). */
 const RESULTS_SCHEMA_ID = 'BatchResults'
 
 /** The route's schema, and what only the document shows; the answer's schema is added to `api`, the version's plugin. */
 export function batchDocument(api: FastifyInstance, maxOperations: number): { schema: object; document: DocumentedRoute } {
-  api.addSchema({ ...BatchResults, $id: RESULTS_SCHEMA_ID })
+  api.addSchema({ ...resultsOf(maxOperations), $id: RESULTS_SCHEMA_ID })
   return {
     schema: {
       tags: ['batch'],
@@ -66,7 +66,7 @@ export function batchDocument(api: FastifyInstance, maxOperations: number): { sc
       ].join(' '),
       security: REQUIRED_AUTH,
       consumes: ['application/json'],
-      body: Batch,
+      body: batchOf(maxOperations),
       response: { 200: success('Every operation\'s result, in order.', Type.Ref(RESULTS_SCHEMA_ID)) },
     },
     document: {

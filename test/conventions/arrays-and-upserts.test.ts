@@ -1,23 +1,11 @@
 // Writing many (DESIGN "Writing many"): POST of a JSON array, all or nothing; upserts with
 // Prefer: resolution and on_conflict.
 import t from 'tap'
-import { eachDatabase, startApi, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, startApi, testConfig, V1 } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
+import { eventsAfter, lastEvent } from '../helpers/feed.js'
 
 const V2 = '/api/v2'
-
-/** The events the feed holds after `after`, as `type item_id` lines. */
-async function eventsAfter(api: Api, after = 0): Promise<string[]> {
-  const feed = await api.admin.get(`${V1}/events?after=${after}&size=100`)
-  return (feed.body as { type: string; item_id: string }[]).map((event) => `${event.type} ${event.item_id}`)
-}
-
-/** The id of the newest event: what a test's later events come after. */
-async function lastEvent(api: Api): Promise<number> {
-  const feed = await api.admin.get(`${V1}/events?after=0&size=100`)
-  const events = feed.body as { id: number }[]
-  return events.length === 0 ? 0 : events[events.length - 1]!.id
-}
 
 t.test('POST of an array creates every item in order: 201, the items as a create answers them, one event each', (t) =>
   eachDatabase(t, async (t, api) => {
@@ -62,7 +50,7 @@ t.test('one bad item fails the whole array: its index names it, and nothing is w
 )
 
 t.test('the caps: BULK_MAX_ITEMS (413), at least one item (422), the body limit (413); rules as for one item', async (t) => {
-  const api = await startApi(t, 'pglite', undefined, { config: { limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 3, batchMaxOperations: 100 } } })
+  const api = await startApi(t, 'pglite', undefined, { config: { limits: { ...testConfig().limits, bulkMaxItems: 3 } } })
   const tooMany = await api.admin.post(`${V1}/products`, [productBody(), productBody(), productBody(), productBody()])
   t.equal(tooMany.status, 413)
   t.equal(tooMany.body.error.code, 'PAYLOAD_TOO_LARGE')

@@ -3,19 +3,9 @@
 import t from 'tap'
 import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
+import { eventsAfter, lastEvent } from '../helpers/feed.js'
 
 const NO_ORDER = '01890000-0000-7000-8000-000000000000'
-
-/** The events the feed holds after `after`, as `type` lines. */
-async function eventTypes(api: Api, after: number): Promise<string[]> {
-  const feed = await api.admin.get(`${V1}/events?after=${after}&size=100`)
-  return (feed.body as { type: string }[]).map((event) => event.type)
-}
-
-async function lastEvent(api: Api): Promise<number> {
-  const events = (await api.admin.get(`${V1}/events?after=0&size=100`)).body as { id: number }[]
-  return events.at(-1)?.id ?? 0
-}
 
 /** An active product to order. */
 const activeProduct = async (api: Api, overrides: Record<string, unknown> = {}) => (await api.admin.post(`${V1}/products`, productBody({ status: 'active', price: 5, ...overrides }))).body
@@ -44,7 +34,7 @@ t.test('a batch runs its operations in order, each answered by its route; later 
     t.equal(read.body.total, 20, 'a read in the batch sees the batch\'s writes')
     t.equal(read.body.items.length, 2)
     t.same((await customer.api.get(`${V1}/orders/${order.body.id}`)).body.total, 20, 'committed')
-    t.same(await eventTypes(api, before), ['orders.created', 'order_items.created', 'orders.updated', 'order_items.created', 'orders.updated'], "every operation's events, as alone")
+    t.same((await eventsAfter(api, before)).map((line) => line.split(' ')[0]), ['orders.created', 'order_items.created', 'orders.updated', 'order_items.created', 'orders.updated'], "every operation's events, as alone")
   }),
 )
 
@@ -74,7 +64,7 @@ t.test('atomic: the first failure undoes every operation; its status and body ar
     t.same(taken.body.error.details, [{ field: 'operations[1].sku', reason: 'is already taken' }])
     t.equal((await customer.api.get(`${V1}/orders`)).body.length, 0, 'no order is left behind')
     t.equal((await api.admin.get(`${V1}/products?sku=SAME-1`)).body.length, 0)
-    t.same(await eventTypes(api, before), [], 'and no event')
+    t.same((await eventsAfter(api, before)).map((line) => line.split(' ')[0]), [], 'and no event')
   }),
 )
 

@@ -3,16 +3,7 @@
 import t from 'tap'
 import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
 import { productBody } from '../helpers/fixtures.js'
-
-async function eventTypes(api: Api, after: number): Promise<string[]> {
-  const feed = await api.admin.get(`${V1}/events?after=${after}&size=100`)
-  return (feed.body as { type: string; item_id: string }[]).map((event) => `${event.type} ${event.item_id}`)
-}
-
-async function lastEvent(api: Api): Promise<number> {
-  const events = (await api.admin.get(`${V1}/events?after=0&size=100`)).body as { id: number }[]
-  return events.at(-1)?.id ?? 0
-}
+import { eventsAfter, lastEvent } from '../helpers/feed.js'
 
 /** Three products, two of them tagged `sale`. */
 async function catalogue(api: Api) {
@@ -32,10 +23,10 @@ t.test('PATCH by filter changes every match as a PATCH of it would: 200 with the
     t.same(changed.body.map((item: { id: string }) => item.id), [a!.id, b!.id], 'the matches, by id')
     t.same(Object.keys(changed.body[0]).sort(), ['id', 'name', 'price', 'sku', 'status'], 'as a list shows them')
     t.same(await stocks(api), [9, 9, 3])
-    t.same(await eventTypes(api, before), [`products.updated ${a!.id}`, `products.updated ${b!.id}`])
+    t.same(await eventsAfter(api, before), [`products.updated ${a!.id}`, `products.updated ${b!.id}`])
     const again = await api.admin.patch(`${V1}/products?filter=${encodeURIComponent('stock >= 9 OR stock = 3')}&fields=stock`, { stock: 9 }, { prefer: 'max-affected=5' })
     t.same(again.body.map((item: object) => Object.keys(item)), [['id', 'stock'], ['id', 'stock'], ['id', 'stock']], 'fields= and filter= as on a list')
-    t.equal((await eventTypes(api, before)).length, 3, 'an item the patch does not change records nothing')
+    t.equal((await eventsAfter(api, before)).length, 3, 'an item the patch does not change records nothing')
     const invalid = await api.admin.patch(`${V1}/products?tags=sale`, { stock: -1 }, { prefer: 'max-affected=2' })
     t.equal(invalid.status, 422, 'the body is checked as an item PATCH checks it')
   }),
@@ -53,7 +44,7 @@ t.test('more matches than max-affected: 400 TOO_MANY_AFFECTED, and nothing chang
     t.equal(remove.status, 400)
     t.match(remove.body.error.message, /More than 1 item matches/)
     t.same(await stocks(api), [1, 2, 3], 'nothing changed, nothing deleted')
-    t.same(await eventTypes(api, before), [])
+    t.same(await eventsAfter(api, before), [])
   }),
 )
 
@@ -65,7 +56,7 @@ t.test('DELETE by filter: 204, every match gone with its event', (t) =>
     t.equal(removed.status, 204)
     t.equal(removed.headers.get('preference-applied'), 'max-affected=10')
     t.same(((await api.admin.get(`${V1}/products`)).body as { id: string }[]).map((p) => p.id), [c!.id])
-    t.same(await eventTypes(api, before), [`products.deleted ${a!.id}`, `products.deleted ${b!.id}`])
+    t.same(await eventsAfter(api, before), [`products.deleted ${a!.id}`, `products.deleted ${b!.id}`])
     const none = await api.admin.delete(`${V1}/products?tags=none`, { prefer: 'max-affected=10' })
     t.equal(none.status, 204, 'no match: nothing to do')
   }),
