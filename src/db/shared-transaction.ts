@@ -21,7 +21,20 @@ export interface SharingDatabase extends Database {
   shared<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>
 }
 
-const current = new AsyncLocalStorage<Statements>()
+/** The work's transaction, while it is open: what runs after it (a timer it started) uses the database again. */
+interface Shared {
+  statements: Statements
+  open: boolean
+}
+
+const current = new AsyncLocalStorage<Shared>()
+
+/**
+ * Runs `fn`, and whatever it starts, outside any shared transaction: for work a request starts
+ * that outlives it (the event tail's reads), which must never run inside, or after, a batch's
+ * transaction.
+ */
+export const unshared = <T>(fn: () => T): T => current.exit(fn)
 
 /**
  * The transaction's statements one after another, as one connection runs them (a request may ask
@@ -42,7 +55,10 @@ function serialTranslating(tx: Transaction): Statements {
 }
 
 export function sharingTransactions(db: Database): SharingDatabase {
-  const inShared = () => current.getStore()
+  const inShared = () => {
+    const shared = current.getStore()
+    return shared?.open ? shared.statements : undefined
+  }
   return {
     get kind() {
       return db.kind
@@ -71,6 +87,14 @@ export function sharingTransactions(db: Database): SharingDatabase {
     },
     withSession: (fn) => db.withSession(fn),
     close: () => db.close(),
-    shared: (fn, options) => db.transaction((tx) => current.run(serialTranslating(tx), fn), options),
+    shared: (fn, options) =>
+      db.transaction(async (tx) => {
+        const shared: Shared = { statements: serialTranslating(tx), open: true }
+        try {
+          return await current.run(shared, fn)
+        } finally {
+          shared.open = false
+        }
+      }, options),
   }
 }

@@ -5,6 +5,7 @@
  * events it read, so that a stream that has caught up from the table joins without a gap: it gets
  * what the tail read after its own position, then every new batch.
  */
+import { unshared } from '../db/shared-transaction.js'
 import { isAfter, type EventLog, type EventQuery, type Position, type StoredEvent } from '../db/events.js'
 
 /** How often the tail reads the log while a stream is open: an event reaches a stream within this. */
@@ -120,15 +121,19 @@ export function createTailer(log: EventLog, onError: (error: unknown) => void): 
   async function start(): Promise<void> {
     if (position) return
     const current = generation
-    starting ??= log
-      .end()
-      .then((end) => {
-        if (current !== generation) return
-        position = from = end.position
-        startHorizon = end.horizon
-        timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
-      })
-      .finally(() => (starting = undefined))
+    // Started by whichever request asks first, maybe an operation of a batch: its reads run
+    // outside the batch's transaction, now and on every tick after.
+    starting ??= unshared(() =>
+      log
+        .end()
+        .then((end) => {
+          if (current !== generation) return
+          position = from = end.position
+          startHorizon = end.horizon
+          timer = setInterval(() => void read(), TAIL_EVERY_MS).unref()
+        })
+        .finally(() => (starting = undefined)),
+    )
     await starting
   }
 

@@ -229,3 +229,18 @@ t.test('shutdown ends the open streams, so that their clients reconnect elsewher
   await stream.ended
   t.pass('the stream ended')
 })
+
+t.test('a batch that starts the event tail leaves it reading outside the batch: a stream opened after it gets every event', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const admin = await adminHeaders(api)
+    // The service's first list starts the tail (a list's revalidation follows it): here, an operation of a batch.
+    const batch = await api.admin.post(`${V1}/batch`, { operations: [{ method: 'GET', path: '/products' }, { method: 'POST', path: '/products', body: productBody() }] })
+    t.equal(batch.status, 200)
+    const stream = await openStream(t, api, '', admin)
+    const created = (await api.admin.post(`${V1}/products`, productBody())).body
+    // The batch's own event may come first: it committed after the tail began.
+    const events = await stream.events(1)
+    if (events[0]!.data.item_id !== created.id) events.push(...(await stream.events(1)))
+    t.match(events.at(-1)!.data, { type: 'products.created', item_id: created.id }, "the tail reads after the batch's transaction has ended")
+  }),
+)
