@@ -217,7 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           registerTokens(api, tokens)
           registerEventFeed(api, events.log, events.streams)
           for (const collection of collections) registerCollection(api, collection, db, version.version, services)
-          registerBatch(api, { service: app, db, keys, prefix: versionPrefix(version.version), maxOperations: config.limits.batchMaxOperations })
+          registerBatch(api, { service: app, db, keys, prefix: versionPrefix(version.version), maxOperations: config.limits.batchMaxOperations, bulkMaxItems: config.limits.bulkMaxItems })
         },
         { prefix: versionPrefix(version.version) },
       )

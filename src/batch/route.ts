@@ -18,7 +18,7 @@ import type { IdempotencyKeys } from '../db/idempotency.js'
 import { ApiError, within, type ErrorCode } from '../errors.js'
 import { requireBody } from '../http/body-parser.js'
 import { idempotent } from '../http/idempotency.js'
-import { asInner } from '../http/inner-requests.js'
+import { asInner, ITEM_VALIDATORS } from '../http/inner-requests.js'
 import { rejectInvalid } from '../resources/handler-context.js'
 import { checkInTime } from '../resources/write-steps.js'
 import { referencesIn, resolveBody, resolvePath, stringsIn, type Answered } from './references.js'
@@ -32,6 +32,34 @@ const RESULT_HEADERS = ['location', 'content-location', 'etag', 'last-modified',
 /** One operation's outcome, as the batch's answer lists it. */
 interface Result extends Answered {
   headers: Record<string, string>
+}
+
+/** The headers of an answer its result shows. */
+function kept(response: InjectResponse): Record<string, string> {
+  const shown: Record<string, string> = {}
+  for (const name of RESULT_HEADERS) if (response.headers[name] !== undefined) shown[name] = String(response.headers[name])
+  return shown
+}
+
+/**
+ * The operations in the groups they are sent in: alone, or consecutive creates in one
+ * top-level collection (`/products`: a nested one records its parent's event once per request),
+ * without headers or query, none referring to another of its group.
+ */
+function groupsOf(operations: readonly Operation[], most: number): number[][] {
+  const groups: number[][] = []
+  const creates = (operation: Operation) =>
+    operation.method === 'POST' && /^\/[a-z_-]+$/.test(operation.path) && Object.keys(operation.headers ?? {}).length === 0 &&
+    operation.body !== null && typeof operation.body === 'object' && !Array.isArray(operation.body)
+  for (const [index, operation] of operations.entries()) {
+    const group = groups.at(-1)
+    const first = group && operations[group[0]!]!
+    const joins = first && creates(first) && creates(operation) && operation.path === first.path &&
+      [...stringsIn(operation.body, 'body')].every(([, text]) => referencesIn(text).every((to) => to < group[0]!))
+    if (joins && group.length < most) group.push(index)
+    else groups.push([index])
+  }
+  return groups
 }
 
 /** Thrown inside the transaction to roll it back: operation `index` failed with `result`. */
@@ -92,10 +120,12 @@ export interface BatchOptions {
   /** The API version's path prefix (`/api/v2`). */
   prefix: string
   maxOperations: number
+  /** The most items one array POST creates (BULK_MAX_ITEMS): the most creates sent as one. */
+  bulkMaxItems: number
 }
 
 /** Registers `POST /batch` on a version's plugin. */
-export function registerBatch(api: FastifyInstance, { service, db, keys, prefix, maxOperations }: BatchOptions): void {
+export function registerBatch(api: FastifyInstance, { service, db, keys, prefix, maxOperations, bulkMaxItems }: BatchOptions): void {
   /** Makes an operation as a request to the service, as the batch's caller, from the batch's address. */
   async function run(request: FastifyRequest, operation: Operation, answers: readonly Answered[]): Promise<Result> {
     let path: string
@@ -108,18 +138,62 @@ export function registerBatch(api: FastifyInstance, { service, db, keys, prefix,
       if (!(error instanceof ApiError)) throw error
       return { status: error.status, headers: {}, body: { error: { code: error.code, message: error.message, details: error.details } } }
     }
+    const response = await send(request, operation.method, path, payload, operation.headers ?? {}, 1)
+    return { status: response.statusCode, headers: kept(response), body: response.body === '' ? null : response.json() }
+  }
+
+  /** A request to the service, as the batch's caller, from the batch's address, for `operations` of its operations. */
+  function send(request: FastifyRequest, method: string, path: string, payload: string | undefined, given: Record<string, string>, operations: number) {
     const headers: Record<string, string> = { accept: 'application/json' }
-    for (const [name, value] of Object.entries(operation.headers ?? {})) headers[name.toLowerCase()] = value
+    for (const [name, value] of Object.entries(given)) headers[name.toLowerCase()] = value
     if (payload !== undefined) headers['content-type'] ??= 'application/json'
     // The callback form: the request is made at once, inside the inner context. Without a
     // callback, inject returns a thenable that makes the request when awaited, outside it.
-    const options = { method: operation.method, url: `${prefix}${path}`, headers, payload, remoteAddress: request.ip }
-    const response = await asInner({ caller: request.caller }, () =>
+    const options = { method: method as 'POST', url: `${prefix}${path}`, headers, payload, remoteAddress: request.ip }
+    return asInner({ caller: request.caller, operations }, () =>
       new Promise<InjectResponse>((resolve, reject) => service.inject(options, (error, answer) => (error ? reject(error) : resolve(answer!)))),
     )
-    const kept: Record<string, string> = {}
-    for (const name of RESULT_HEADERS) if (response.headers[name] !== undefined) kept[name] = String(response.headers[name])
-    return { status: response.statusCode, headers: kept, body: response.body === '' ? null : response.json() }
+  }
+
+  /**
+   * Consecutive creates in one top-level collection (operations `group`), sent as one array: one
+   * statement for their rows and events where the collection writes arrays so. Each result is
+   * what the create alone answers (its Location, ETag and Last-Modified, from the array's
+   * answer); a failure is the item's operation's, its details without the array's index.
+   */
+  async function runCreates(request: FastifyRequest, operations: readonly Operation[], group: readonly number[], results: readonly Result[]): Promise<Result[]> {
+    const path = operations[group[0]!]!.path
+    const bodies = group.map((index) => {
+      try {
+        return resolveBody(operations[index]!.body, results, 'body')
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error
+        throw new Failed(index, { status: error.status, headers: {}, body: { error: { code: error.code, message: error.message, details: error.details } } })
+      }
+    })
+    const response = await send(request, 'POST', path, JSON.stringify(bodies), {}, group.length)
+    const body = response.json() as unknown
+    if (response.statusCode >= 400) {
+      const error = (body as { error: { code: string; message: string; details: { field: string; reason: string }[] } }).error
+      const item = /^\[(\d+)\]/.exec(error.details[0]?.field ?? '')
+      const at = item ? Number(item[1]) : 0
+      // The first failing item's, as its operation alone would have failed, first.
+      const mine = item ? error.details.filter((d) => d.field.startsWith(item[0])) : error.details
+      const own = { ...error, message: error.message.replace(/^\[\d+\]: /, ''), details: mine.map((d) => ({ ...d, field: d.field.slice(item?.[0].length ?? 0).replace(/^\./, '') })).filter((d) => d.field !== '') }
+      throw new Failed(group[at] ?? group[0]!, { status: response.statusCode, headers: kept(response), body: { error: own } })
+    }
+    const validators = JSON.parse(String(response.headers[ITEM_VALIDATORS])) as [string, string | null][]
+    const link = response.headers.link
+    return (body as { id: string }[]).map((item, k) => ({
+      status: 201,
+      headers: {
+        location: `${prefix}${path}/${item.id}`,
+        etag: validators[k]![0],
+        ...(validators[k]![1] ? { 'last-modified': validators[k]![1] } : {}),
+        ...(link ? { link: String(link) } : {}),
+      },
+      body: item,
+    }))
   }
 
   /** Operation `index` in a transaction: its result, or Failed (which rolls the transaction back). */
@@ -145,9 +219,11 @@ export function registerBatch(api: FastifyInstance, { service, db, keys, prefix,
     const inTransaction = <T>(fn: () => Promise<T>) => db.shared(fn, { announce: EVENTS_TABLE })
     try {
       if (atomic) {
+        const { operations } = request.body
         await inTransaction(async () => {
-          for (const [index, operation] of request.body.operations.entries()) {
-            results.push(await runOrFail(request, operation, index, results))
+          for (const group of groupsOf(operations, bulkMaxItems)) {
+            if (group.length === 1) results.push(await runOrFail(request, operations[group[0]!]!, group[0]!, results))
+            else results.push(...(await runCreates(request, operations, group, results)))
             // No operation starts, and nothing commits, after the batch was answered 503.
             checkInTime(reply)
           }

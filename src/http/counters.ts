@@ -13,8 +13,8 @@ export interface Count {
 }
 
 export interface Counters {
-  /** Counts one hit on `key`; in memory the answer is immediate, in Redis it is a promise. */
-  hit(key: string, windowMs: number): Count | Promise<Count>
+  /** Counts `hits` (one by default) on `key`; in memory the answer is immediate, in Redis it is a promise. */
+  hit(key: string, windowMs: number, hits?: number): Count | Promise<Count>
   /** The current window of `key` without counting, if it has one. */
   peek(key: string): Promise<Count | undefined>
   /** Forgets `key` (a successful sign-in clears its failures). */
@@ -51,16 +51,16 @@ export function memoryCounters(now: () => number = Date.now): Counters {
     return window
   }
   return {
-    hit(key, windowMs) {
+    hit(key, windowMs, hits = 1) {
       const at = now()
       let window = live(key, at)
-      if (window) window.count += 1
+      if (window) window.count += hits
       else {
         if (windows.size >= SWEEP_AT && at - sweptAt >= SWEEP_EVERY_MS) {
           sweptAt = at
           for (const [k, w] of windows) if (w.endsAt <= at) windows.delete(k)
         }
-        window = { count: 1, endsAt: at + windowMs }
+        window = { count: hits, endsAt: at + windowMs }
         windows.set(key, window)
       }
       return { count: window.count, resetMs: window.endsAt - at }
@@ -94,9 +94,9 @@ export function memoryCounters(now: () => number = Date.now): Counters {
   }
 }
 
-/** INCR and, on a window's first hit, its expiry; then the time left. One round trip, atomic. */
+/** INCRBY and, on a window's first hit, its expiry; then the time left. One round trip, atomic. */
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {count, ttl}`
@@ -118,7 +118,7 @@ export interface RedisCountersOptions {
   onFallback(active: boolean, error?: unknown): void
 }
 
-type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>
+type HitCommand = (key: string, windowMs: number, hits: number) => Promise<[number, number]>
 type KeepCommand = (key: string, value: string, ttlMs: number) => Promise<number>
 
 /**
@@ -156,13 +156,13 @@ export function redisCounters({ url, prefix, onFallback }: RedisCountersOptions)
   })
   return {
     connected: () => connected,
-    async hit(key, windowMs) {
+    async hit(key, windowMs, hits = 1) {
       try {
-        const [count, resetMs] = await hitCommand(key, windowMs)
+        const [count, resetMs] = await hitCommand(key, windowMs, hits)
         return { count, resetMs }
       } catch (error) {
         fellBack(error)
-        return memory.hit(key, windowMs)
+        return memory.hit(key, windowMs, hits)
       }
     },
     async peek(key) {

@@ -5,6 +5,7 @@
  * IETF draft's fields (draft-ietf-httpapi-ratelimit-headers-10 §3-4): `RateLimit-Policy` and
  * `RateLimit`; beyond the quota, 429 with Retry-After (RFC 6585 §4).
  */
+import { innerRequest } from './inner-requests.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { LimitsConfig } from '../config.js'
 import { ApiError } from '../errors.js'
@@ -49,7 +50,8 @@ export function installRateLimit(app: FastifyInstance, limits: LimitsConfig['rat
     // No quota applies to an exempt address, so its answers carry no RateLimit fields either.
     if (policy.quota === 0 || isProbe(request.url) || exempt(request.ip)) return done()
     const key = request.caller ? `rate:user:${request.caller.user.id}` : `rate:address:${request.ip}`
-    const counted = counters.hit(key, WINDOW_MS)
+    // A batch's operations count one each, also when several are sent as one request.
+    const counted = counters.hit(key, WINDOW_MS, innerRequest()?.operations ?? 1)
     if (counted instanceof Promise) counted.then((count) => settle(policy, count, reply, done), done)
     else settle(policy, counted, reply, done)
   })

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Standing } from '../auth/access.js'
 import type { Transaction } from '../db/client.js'
 import { ApiError, within } from '../errors.js'
+import { innerRequest, ITEM_VALIDATORS } from '../http/inner-requests.js'
 import { preferenceApplied, preferences, varyByPrefer } from '../http/prefer.js'
 import { requestPath } from '../http/request-target.js'
 import { uuidv7 } from '../ids.js'
@@ -236,6 +237,11 @@ function answerWith(context: HandlerContext, request: WriteRequest, reply: Fasti
     varyByPrefer(reply)
   }
   if (minimal) return undefined
+  // Several of a batch's creates sent as one array: each answers as alone (src/batch/route.ts).
+  if (innerRequest()) {
+    const validators = outcomes.map(({ row, standing }) => context.validators(row, standing, answer.selection))
+    reply.header(ITEM_VALIDATORS, JSON.stringify(validators.map((v) => [v.etag, v.lastModified?.toUTCString() ?? null])))
+  }
   reply.type(request.responseType)
   const items = outcomes.map(({ row, standing, shown }) => ({ ...context.detail(row, standing, answer.selection), ...shown }))
   if (answer.selection) return JSON.stringify(items)

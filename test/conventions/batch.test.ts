@@ -193,3 +193,35 @@ t.test('two batches racing on one If-Match: one wins, the other is 412 and leave
     t.equal((await api.admin.get(`${V1}/products?sku[in]=RACE-1,RACE-2`)).body.length, 1, "the loser's create is undone")
   }),
 )
+
+t.test('consecutive creates in one collection answer as each would alone, and fail as the first failing one would', (t) =>
+  eachDatabase(t, async (t, api) => {
+    const before = await lastEvent(api)
+    const creates = [productBody({ sku: 'ONE-1' }), productBody({ sku: 'ONE-2' }), productBody({ sku: 'ONE-3' })].map((body) => ({ method: 'POST', path: '/products', body }))
+    const batch = await api.admin.post(`${V1}/batch`, { operations: [...creates, { method: 'GET', path: '/products?sku=ONE-2' }] })
+    t.equal(batch.status, 200)
+    const [first, second, third, listed] = batch.body.results
+    for (const [i, result] of [first, second, third].entries()) {
+      t.equal(result.status, 201)
+      t.equal(result.body.sku, `ONE-${i + 1}`, 'in order')
+      t.equal(result.headers.location, `${V1}/products/${result.body.id}`)
+      const read = await api.admin.get(result.headers.location)
+      t.equal(result.headers.etag, read.headers.get('etag'), "the item's ETag, as its create alone answers it")
+      t.equal(result.headers['last-modified'], read.headers.get('last-modified'))
+      t.same(result.body, read.body)
+    }
+    t.equal(listed.body[0].id, second.body.id)
+    t.same((await eventsAfter(api, before)).map((line) => line.split(' ')[0]), ['products.created', 'products.created', 'products.created'], 'one event each')
+    const failing = await api.admin.post(`${V1}/batch`, {
+      operations: [
+        { method: 'POST', path: '/products', body: productBody({ sku: 'TWO-1' }) },
+        { method: 'POST', path: '/products', body: productBody({ sku: 'TWO-2', price: -1 }) },
+        { method: 'POST', path: '/products', body: productBody({ sku: 'TWO-3', stock: -1 }) },
+      ],
+    })
+    t.equal(failing.status, 422)
+    t.same(failing.body.error.details, [{ field: 'operations[1].price', reason: 'must be >= 0' }], 'only the first failing operation, as when they run one by one')
+    t.equal(failing.body.error.message, 'operations[1]: The request body is not valid.')
+    t.same((await api.admin.get(`${V1}/products?sku[in]=TWO-1,TWO-2,TWO-3`)).body, [], 'and nothing stays')
+  }),
+)
