@@ -47,6 +47,26 @@ eachDatabase(t, async (t, api) => {
     t.same(Array.isArray(data) ? data.map((product) => product.sku) : data, ['TYPED-008', 'TYPED-009'])
   })
 
+  t.test('a batch: operations and their results, typed', async (t) => {
+    const { data, response } = await shop.POST('/api/v2/batch', {
+      body: { operations: [{ method: 'POST', path: '/products', body: { name: 'Jug', sku: 'TYPED-010', price: { amount: 7 } } }, { method: 'GET', path: '/products/{$0.id}' }] },
+    })
+    t.equal(response.status, 200)
+    t.same(data?.results.map((result) => result.status), [201, 200])
+  })
+
+  t.test('a change by filter: the filters, Prefer: max-affected and the patch, typed', async (t) => {
+    const { data, response } = await shop.PATCH('/api/v2/products', {
+      params: { query: { sku: 'TYPED-010' }, header: { Prefer: 'max-affected=1' } },
+      body: { stock: 4 },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    })
+    t.equal(response.status, 200)
+    t.same(data?.map((product) => product.sku), ['TYPED-010'])
+    const removed = await shop.DELETE('/api/v2/products', { params: { query: { sku: 'TYPED-010' }, header: { Prefer: 'max-affected=1' } } })
+    t.equal(removed.response.status, 204)
+  })
+
   t.test('upsert: on_conflict and Prefer are typed parameters', async (t) => {
     const { data, response } = await shop.POST('/api/v2/products', {
       params: { query: { on_conflict: 'sku' }, header: { Prefer: 'resolution=merge-duplicates' } },
