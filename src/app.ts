@@ -206,6 +206,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { name: 'batch', description: 'Several operations in one request, in one transaction.' },
     ...collections.map((collection) => ({ name: collection.name, description: `The ${collection.name} collection.` })),
   ]
+  // A batch may send consecutive creates in one of these as one array (src/batch/route.ts).
+  const arrays = new Set(collections.filter((c) => !c.options.parent && c.options.writes !== false).map((c) => `/${c.name}`))
   async function registerVersions() {
     for (const version of versions.all) {
       await app.register(
@@ -217,7 +219,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           registerTokens(api, tokens)
           registerEventFeed(api, events.log, events.streams)
           for (const collection of collections) registerCollection(api, collection, db, version.version, services)
-          registerBatch(api, { service: app, db, keys, prefix: versionPrefix(version.version), maxOperations: config.limits.batchMaxOperations, bulkMaxItems: config.limits.bulkMaxItems })
+          registerBatch(api, { service: app, db, keys, prefix: versionPrefix(version.version), maxOperations: config.limits.batchMaxOperations, bulkMaxItems: config.limits.bulkMaxItems, arrays })
         },
         { prefix: versionPrefix(version.version) },
       )

@@ -42,14 +42,15 @@ function kept(response: InjectResponse): Record<string, string> {
 }
 
 /**
- * The operations in the groups they are sent in: alone, or consecutive creates in one
- * top-level collection (`/products`: a nested one records its parent's event once per request),
- * without headers or query, none referring to another of its group.
+ * The operations in the groups they are sent in: alone, or consecutive creates in one top-level
+ * collection of `arrays` (`/products`: only a collection's POST takes an array, and a nested one
+ * records its parent's event once per request), without headers or query, none referring to
+ * another of its group.
  */
-function groupsOf(operations: readonly Operation[], most: number): number[][] {
+function groupsOf(operations: readonly Operation[], arrays: ReadonlySet<string>, most: number): number[][] {
   const groups: number[][] = []
   const creates = (operation: Operation) =>
-    operation.method === 'POST' && /^\/[a-z_-]+$/.test(operation.path) && Object.keys(operation.headers ?? {}).length === 0 &&
+    operation.method === 'POST' && arrays.has(operation.path) && Object.keys(operation.headers ?? {}).length === 0 &&
     operation.body !== null && typeof operation.body === 'object' && !Array.isArray(operation.body)
   for (const [index, operation] of operations.entries()) {
     const group = groups.at(-1)
@@ -122,10 +123,12 @@ export interface BatchOptions {
   maxOperations: number
   /** The most items one array POST creates (BULK_MAX_ITEMS): the most creates sent as one. */
   bulkMaxItems: number
+  /** The paths of the top-level collections clients create in (`/products`): their creates may be sent as one array. */
+  arrays: ReadonlySet<string>
 }
 
 /** Registers `POST /batch` on a version's plugin. */
-export function registerBatch(api: FastifyInstance, { service, db, keys, prefix, maxOperations, bulkMaxItems }: BatchOptions): void {
+export function registerBatch(api: FastifyInstance, { service, db, keys, prefix, maxOperations, bulkMaxItems, arrays }: BatchOptions): void {
   /** Makes an operation as a request to the service, as the batch's caller, from the batch's address. */
   async function run(request: FastifyRequest, operation: Operation, answers: readonly Answered[]): Promise<Result> {
     let path: string
@@ -221,7 +224,7 @@ export function registerBatch(api: FastifyInstance, { service, db, keys, prefix,
       if (atomic) {
         const { operations } = request.body
         await inTransaction(async () => {
-          for (const group of groupsOf(operations, bulkMaxItems)) {
+          for (const group of groupsOf(operations, arrays, bulkMaxItems)) {
             if (group.length === 1) results.push(await runOrFail(request, operations[group[0]!]!, group[0]!, results))
             else results.push(...(await runCreates(request, operations, group, results)))
             // No operation starts, and nothing commits, after the batch was answered 503.

@@ -223,5 +223,7 @@ t.test('consecutive creates in one collection answer as each would alone, and fa
     t.same(failing.body.error.details, [{ field: 'operations[1].price', reason: 'must be >= 0' }], 'only the first failing operation, as when they run one by one')
     t.equal(failing.body.error.message, 'operations[1]: The request body is not valid.')
     t.same((await api.admin.get(`${V1}/products?sku[in]=TWO-1,TWO-2,TWO-3`)).body, [], 'and nothing stays')
+    const tokens = await api.admin.post(`${V1}/batch`, { operations: [{ method: 'POST', path: '/tokens', body: { name: 'one' } }, { method: 'POST', path: '/tokens', body: { name: 'two' } }] })
+    t.same(tokens.body.results.map((result: { status: number }) => result.status), [201, 201], 'a route that is no collection takes its creates one by one')
   }),
 )
