@@ -44,6 +44,7 @@ import { ErrorBody } from './openapi/responses.js'
 import type { Collection } from './resources/collection.js'
 import { registerCollection } from './resources/collection-plugin.js'
 import { relationsOf } from './resources/relations.js'
+import { installTrashHousekeeping } from './resources/trash.js'
 import { installMetrics } from './observability/metrics.js'
 import { serviceMetrics } from './observability/service-metrics.js'
 import { webhookCollections } from './webhooks/collections.js'
@@ -155,6 +156,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const lifecycle: Lifecycle = { phase: 'starting' }
   const keys = idempotencyKeys(db)
   every(app, PRUNE_EVERY_MS, 'delete expired idempotency keys', () => keys.prune())
+  installTrashHousekeeping(app, db, collections)
   const events = installEvents(app, { db, collections, newest: Math.max(...versions.all.map((v) => v.version)), config })
   const observed = serviceMetrics(metrics, { db, tailer: events.tailer, onError: (error) => app.log.warn({ err: error }, 'could not read a metric from the database') })
   const throttles = signInThrottles(counters)

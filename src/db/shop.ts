@@ -1,9 +1,9 @@
 /** Lookups the shop's collection hooks make: a few statements, by hand. */
 import type { Statements } from './client.js'
 
-/** A product's price and status; undefined when there is none. */
+/** A product's price and status; undefined when there is none, or it is in the trash. */
 export async function productForSale(db: Statements, id: string): Promise<{ price: number; status: string } | undefined> {
-  const rows = await db.query<{ price: string; status: string }>('SELECT price::text AS price, status::text AS status FROM products WHERE id = $1', [id], 'shop_product_for_sale')
+  const rows = await db.query<{ price: string; status: string }>('SELECT price::text AS price, status::text AS status FROM products WHERE id = $1 AND deleted_at IS NULL', [id], 'shop_product_for_sale_live')
   return rows[0] && { price: Number(rows[0].price), status: rows[0].status }
 }
 

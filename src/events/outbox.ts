@@ -28,7 +28,8 @@ function eventView(collection: Collection, newest: number): EventView {
   const detail = representer(collection.fields.filter((f) => !hidden.has(f.name)), collection.options.computed)
   const version = collectionVersion(collection, newest)
   // Write-only columns (a password's hash) are not among the columns a read selects: never kept.
-  const { columns } = collection
+  // An item in the trash keeps when it went there (src/resources/trash.ts).
+  const columns = collection.options.trash ? [...collection.columns, 'deleted_at'] : collection.columns
   // JSON has no timestamps: they are kept as RFC 3339 text and read back as the driver gives them.
   const times = new Set(collection.fields.filter((f) => f.kind === 'datetime').map((f) => f.name))
   return {
@@ -39,7 +40,8 @@ function eventView(collection: Collection, newest: number): EventView {
         const value = item[column]
         row[column] = times.has(column) && typeof value === 'string' ? new Date(value) : value
       }
-      return version.toView(detail(row))
+      const shown = version.toView(detail(row))
+      return row.deleted_at ? { ...shown, deleted_at: new Date(row.deleted_at as string).toISOString() } : shown
     },
   }
 }

@@ -17,7 +17,8 @@ import { changeLocked, inTransaction } from './in-transaction.js'
 import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import type { ListPlan } from './list-query/plan.js'
 import type { Row } from './represent.js'
-import type { Scope } from './store.js'
+import { TRASHED, type Scope } from './store.js'
+import { movedOn, onShelf, restoreLocked, restoringBody, shelfOf } from './trash.js'
 import { validBody, writeOnlyColumns, type WriteRequest } from './write-steps.js'
 
 /** What a list takes that a change by filter does not: it changes every match, not a page. */
@@ -28,6 +29,7 @@ async function planOf(context: HandlerContext, request: FastifyRequest<{ Params:
   context.authorize(request, action)
   if (!request.caller) throw unauthenticated()
   if (!isAdmin(request.caller)) throw new ApiError('FORBIDDEN', `Only admins change ${context.collection.name} by filter; change them one by one.`)
+  const shelf = shelfOf(context.collection, request, action)
   const query = request.query as RawQuery
   const paging = PAGING.filter((name) => query[name] !== undefined || Object.keys(query).some((key) => key.startsWith(`${name}[`)))
   if (paging.length > 0) {
@@ -49,7 +51,7 @@ async function planOf(context: HandlerContext, request: FastifyRequest<{ Params:
     throw new ApiError('PRECONDITION_REQUIRED', `Changes to ${context.collection.name} need If-Match with each item's ETag: change them one by one.`)
   }
   const { scope } = await context.placement(request, 'list', request.params)
-  return { plan, most, scope }
+  return { plan, most, scope: onShelf(scope, shelf) }
 }
 
 /** The matching rows, locked; 400 when there are more than `most`. */
@@ -69,14 +71,17 @@ const ofItem = (row: Row, error: unknown) => within(`items[${row.id as string}]`
 export const patchManyHandler = (context: HandlerContext) =>
   async function patchMany(request: WriteRequest, reply: FastifyReply) {
     const { plan, most, scope } = await planOf(context, request, 'update')
-    const body = validBody(context, request)
-    const secrets = (await writeOnlyColumns(context, body, 'change')).columns
+    // In the trash, a PATCH restores each item (src/resources/trash.ts).
+    const restoring = scope[TRASHED] !== undefined
+    const body = restoring ? restoringBody(request.body) : validBody(context, request)
+    const secrets = restoring ? {} : (await writeOnlyColumns(context, body, 'change')).columns
     const changed = await inTransaction(context, request, reply, async (tx, record) => {
       const rows = await matching(context, request, tx, plan, scope, most, 'change')
       const results = []
       for (const row of rows) {
         try {
-          results.push(await changeLocked(context, request, tx, record, row, { operation: 'patch', body: () => body, secrets, preconditions: () => {} }))
+          if (restoring) results.push(await restoreLocked(context, request, tx, record, row))
+          else results.push(await changeLocked(context, request, tx, record, row, { operation: 'patch', body: () => body, secrets, preconditions: () => {} }))
         } catch (error) {
           throw ofItem(row, error)
         }
@@ -92,13 +97,16 @@ export const deleteManyHandler = (context: HandlerContext) =>
   async function deleteMany(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     const { plan, most, scope } = await planOf(context, request, 'delete')
     const { collection, store, stored } = context
+    // Live items go to the trash; those in it, for good.
+    const trashing = collection.options.trash !== undefined && scope[TRASHED] === undefined
     await inTransaction(context, request, reply, async (tx, record) => {
       const rows = await matching(context, request, tx, plan, scope, most, 'delete')
       for (const row of rows) {
         try {
           await collection.options.hooks?.beforeDelete?.({ current: stored(row), parentId: request.params.parentId, caller: request.caller, tx })
-          const removed = await store.remove(tx, context.scopeOf({ ...request.params, id: row.id as string }))
-          if (removed) record(collection, 'deleted', removed)
+          const itemScope = { ...context.scopeOf({ ...request.params, id: row.id as string }), [TRASHED]: scope[TRASHED] }
+          const removed = trashing ? await store.update(tx, itemScope, { deleted_at: new Date(), updated_at: movedOn(row) }) : await store.remove(tx, itemScope)
+          if (removed) record(collection, trashing ? 'trashed' : 'deleted', removed)
         } catch (error) {
           throw ofItem(row, error)
         }

@@ -1,6 +1,7 @@
 /** Registers a collection's routes: list, read, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
+import { Timestamp } from '../schema-types.js'
 import type { Database } from '../db/client.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
@@ -18,10 +19,21 @@ import { deleteManyHandler, patchManyHandler } from './change-many.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
-/** A field some callers may not read is absent for them: not required in the response schemas. */
-function responseSchemas(schemas: { item: TObject; summary: TObject }, restricted: readonly string[]) {
-  const optional = (schema: TObject) => ({ ...schema, required: (schema.required ?? []).filter((name) => !restricted.includes(name)) }) as TObject
-  return restricted.length === 0 ? schemas : { item: optional(schemas.item), summary: optional(schemas.summary) }
+/** An item in the trash shows since when (src/resources/trash.ts): never required, as live items have none. */
+const DELETED_AT = { ...Timestamp(), description: 'When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).' }
+
+/**
+ * A field some callers may not read is absent for them: not required in the response schemas.
+ * In a collection with a trash, items may show `deleted_at`.
+ */
+function responseSchemas(schemas: { item: TObject; summary: TObject }, restricted: readonly string[], trash: boolean) {
+  const shown = (schema: TObject) =>
+    ({
+      ...schema,
+      ...(trash ? { properties: { ...schema.properties, deleted_at: DELETED_AT } } : {}),
+      required: (schema.required ?? []).filter((name) => !restricted.includes(name)),
+    }) as TObject
+  return restricted.length === 0 && !trash ? schemas : { item: shown(schemas.item), summary: shown(schemas.summary) }
 }
 
 /** The create's response: the item, and the write-only fields it shows that once. */
@@ -38,7 +50,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const { parent } = collection.options
   const context = handlerContext(collection, db, version, services)
   const { bodies } = context.version
-  const schemas = responseSchemas(context.version.schemas, restrictedReads(collection))
+  const schemas = responseSchemas(context.version.schemas, restrictedReads(collection), collection.options.trash !== undefined)
   const base = parent ? `/${parent.collection.name}/:parentId/${collection.name}` : `/${collection.name}`
   const item = `${base}/:id`
   const readOnlyFields = new Set(collection.readOnly)

@@ -25,8 +25,11 @@ export interface FieldView {
 /** The fields one version shows differently, by JSON name. */
 export type VersionView = Readonly<Record<string, FieldView>>
 
-/** What happened to an item (`status_changed`: a state machine's move); the event's type is `<collection>.<action>`. */
-export type EventAction = 'created' | 'updated' | 'deleted' | `${string}_changed`
+/**
+ * What happened to an item (`status_changed`: a state machine's move; `trashed` and `restored`:
+ * into the trash and out of it); the event's type is `<collection>.<action>`.
+ */
+export type EventAction = 'created' | 'updated' | 'deleted' | 'trashed' | 'restored' | `${string}_changed`
 
 /** The name events give a collection: its table's, so that nested ones stay unambiguous (`order_items`). */
 export const eventCollection = (collection: Collection): string => collection.options.table ?? collection.name
@@ -182,6 +185,12 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
   versions?: Readonly<Record<number, VersionView>>
   /** `false`: clients only read here (a log the service keeps); the other methods are 405. */
   writes?: false
+  /**
+   * DELETE moves an item to the trash, where it stays this many days before housekeeping deletes
+   * it for good (src/resources/trash.ts). The table needs a `deleted_at` column (timestamptz,
+   * null while live); a top-level collection only: a nested item goes with its parent.
+   */
+  trash?: { days: number }
 }
 
 export interface WriteOnlyField<Column extends string = string> {
@@ -252,6 +261,16 @@ function checkColumns(options: CollectionOptions, fields: readonly Field[]): voi
   }
 }
 
+/** A trash keeps its items in the table, marked by `deleted_at`, which is no field of theirs. */
+function checkTrash(options: CollectionOptions, trash: { days: number }, fields: ReadonlyMap<string, Field>): void {
+  const { name, model } = options
+  if (options.parent) throw new TypeError(`collection ${name}: a nested collection keeps no trash of its own; its items go with their parent`)
+  if (!Number.isInteger(trash.days) || trash.days < 1) throw new TypeError(`collection ${name}: trash days must be a whole number, at least 1`)
+  if (fields.has('deleted_at')) throw new TypeError(`collection ${name}: deleted_at is the trash's column, not a field of the item schema`)
+  const columns = columnsOf(model)
+  if (columns.size > 0 && !columns.has('deleted_at')) throw new TypeError(`collection ${name}: a trash needs a deleted_at column in the Prisma model ${model}`)
+}
+
 /** Checks the declaration once, at startup: every state is one the field can hold. */
 export function checkStateMachine(name: string, machine: StateMachine, states: readonly unknown[] | undefined): void {
   const known = new Set(states)
@@ -297,6 +316,7 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
   }
   pick(field, Object.values(options.references ?? {}).map((reference) => reference.field), 'reference', name)
   checkColumns(options, fields)
+  if (options.trash) checkTrash(options, options.trash, field)
   if (options.states) {
     const state = pick(field, [options.states.field], 'state', name).get(options.states.field)!
     checkStateMachine(name, options.states, state.values)
@@ -344,6 +364,7 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
       filterable,
       searchable: new Set(options.searchable),
       textSearch: options.textSearch,
+      trash: options.trash !== undefined,
       id,
     },
     bodies: {

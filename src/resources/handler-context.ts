@@ -102,12 +102,18 @@ export function rejectInvalid(request: FastifyRequest): void {
   if (request.validationError) throw request.validationError
 }
 
-const storeOf = (db: Database, collection: Collection, countLimit: number) =>
+/** A collection's store on `db`. */
+export const storeOf = (db: Database, collection: Collection, countLimit: number) =>
   createStore(db, {
     table: collection.options.table ?? collection.name,
     columns: collection.columns,
     listColumns: collection.listColumns,
     countLimit,
+    trash: collection.options.trash !== undefined,
+    // A nested item is gone while its parent is in the trash.
+    ...(collection.options.parent?.collection.options.trash && {
+      trashedParent: { table: collection.options.parent.collection.options.table ?? collection.options.parent.collection.name, column: collection.options.parent.field },
+    }),
   })
 
 export function handlerContext(collection: Collection, db: Database, versionNumber: number, services: CollectionServices): HandlerContext {

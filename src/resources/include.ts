@@ -20,6 +20,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AddValue } from './list-query/pl
 import { quote } from './list-query/to-sql.js'
 import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
+import { shelfCondition } from './shelf.js'
 import type { Views } from './views.js'
 
 /** Most relations one request embeds, a dotted step counted as one more. */
@@ -130,9 +131,17 @@ export function includer(
 
 /**
  * The condition on embedded rows (alias `alias`) under which `caller` may read them: true for
- * all, false for none, else SQL. Their collection's read rule, as a read of them would apply it.
+ * all, false for none, else SQL. Their collection's read rule, as a read of them would apply it,
+ * and live items only: an item in the trash is embedded, and filtered through, as one deleted.
  */
 export function readableBy(target: Collection, caller: Caller | null, alias: string, add: AddValue): boolean | string {
+  const rule = readRule(target, caller, alias, add)
+  const live = shelfCondition(target.options.trash !== undefined, {}, alias)
+  if (!live || rule === false) return rule
+  return rule === true ? live : `${rule} AND ${live}`
+}
+
+function readRule(target: Collection, caller: Caller | null, alias: string, add: AddValue): boolean | string {
   switch (target.options.access.read) {
     case 'public':
       return true

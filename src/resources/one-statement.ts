@@ -109,14 +109,21 @@ export async function changeInOneStatement(
   return row ? { row, standing } : undefined
 }
 
-/** DELETE without a hook or a parent: the item gone and its event; false when nothing was deleted. */
-export async function removeInOneStatement(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, scope: Scope): Promise<boolean> {
-  const { collection } = context
+/**
+ * DELETE without a hook or a parent: the item gone and its event, or `trashing`, moved to the
+ * trash (src/resources/trash.ts) with its event; false when nothing was deleted.
+ */
+export async function removeInOneStatement(context: HandlerContext, request: FastifyRequest<{ Params: Params }>, reply: FastifyReply, scope: Scope, trashing: boolean): Promise<boolean> {
+  const { collection, store } = context
   if (!allowed(collection, 'delete')) return false
   const access = standingFor(context, request)
   if (!access) return false
   const guards = withPreconditions(context, request, access.standing, access.guards)
   if (!guards) return false
   checkInTime(reply)
-  return (await context.store.removeRecorded(scope, guards, eventOf(collection, 'deleted', request))) !== null
+  const now = new Date()
+  const done = trashing
+    ? await store.changeRecorded(scope, guards, { deleted_at: now }, now, eventOf(collection, 'trashed', request))
+    : await store.removeRecorded(scope, guards, eventOf(collection, 'deleted', request))
+  return done !== null
 }

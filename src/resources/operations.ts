@@ -13,6 +13,7 @@ import { errors, noBody, success } from '../openapi/responses.js'
 import { Id } from '../schema-types.js'
 import type { Collection } from './collection.js'
 import { MAX_PAGE_SIZE } from './list-query/plan.js'
+import { TRASHED_PARAMETER } from './list-query/parse.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
 const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
@@ -51,8 +52,11 @@ const WHO: Record<AccessRule, string> = {
 const whoLists = (rule: AccessRule, nested: boolean) =>
   rule === 'owner-or-admin' && !nested ? 'Any signed-in caller: each lists the items they own, an admin every item.' : WHO[rule]
 
-/** A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones (writes always can: errors()). */
-const refusals = (rule: AccessRule) => (rule === 'public' ? [] : [403])
+/**
+ * A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones
+ * (writes always can: errors()); so can one of the trash, which only admins see.
+ */
+const refusals = (rule: AccessRule, trash: unknown) => (rule === 'public' && !trash ? [] : [403])
 
 const JSON_TYPES = ['application/json']
 const PATCH_TYPES = ['application/json', 'application/merge-patch+json']
@@ -111,14 +115,31 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   const conditionalWrite = requireIfMatch
     ? 'Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.'
     : 'If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.'
+  // The trash (src/resources/trash.ts): admins read it, restore from it, and delete from it for good.
+  const trash = collection.options.trash
+  const inTrash = (description: string): Record<string, TSchema> => (trash ? { trashed: Type.Optional(Type.Literal('only', { description })) } : {})
   const answered = Type.Object({ fields: Type.Optional(parts.fields) })
-  const readQuery = Type.Object({ fields: Type.Optional(parts.fields), ...Object.fromEntries(Object.entries(parts.include).map(([name, schema]) => [name, Type.Optional(schema)])) })
-  const onDelete: DocumentedRoute = { params, headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []) }
+  const readQuery = Type.Object({
+    fields: Type.Optional(parts.fields),
+    ...(trash ? { trashed: Type.Optional(TRASHED_PARAMETER) } : {}),
+    ...Object.fromEntries(Object.entries(parts.include).map(([name, schema]) => [name, Type.Optional(schema)])),
+  })
+  const onDelete: DocumentedRoute = {
+    params,
+    ...(trash ? { querystring: Type.Object(inTrash('Admins only: delete an item in the trash for good.')) } : {}),
+    headers: requestHeaders(['If-Match', 'If-Unmodified-Since'], requireIfMatch ? ['If-Match'] : []),
+  }
   const onChange: DocumentedRoute = {
     params,
     querystring: answered,
     headers: requestHeaders(['If-Match', 'If-Unmodified-Since', 'Prefer'], requireIfMatch ? ['If-Match'] : []),
   }
+  const onPatch: DocumentedRoute = trash
+    ? { ...onChange, querystring: Type.Object({ ...answered.properties, ...inTrash('Admins only: restore an item from the trash; the body is `{"deleted_at": null}` and nothing else.') }) }
+    : onChange
+  const trashNote = trash
+    ? ` The item goes to the trash for ${trash.days} days (event \`${table}.trashed\`): gone from reads and lists, its unique values kept; admins restore it (PATCH with \`trashed=only\`) or delete it for good (DELETE with \`trashed=only\`, event \`${table}.deleted\`) before housekeeping does.`
+    : ''
   const changeErrors = [404, 409, 412, ...(requireIfMatch ? [428] : [])]
   // Paths and queries are read by the handlers (an id that is no UUID names nothing: 404), so
   // their schemas are the document's only.
@@ -135,7 +156,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         200: success('A page of items, in order.', Type.Array(summary, { maxItems: MAX_PAGE_SIZE }), ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['ETag']),
       },
-    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'If-Match', 'Prefer']) }, errors([...refusals(access.list), ...(parent ? [404] : []), 412])),
+    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'If-Match', 'Prefer']) }, errors([...refusals(access.list, trash), ...(parent ? [404] : []), 412])),
     read: op({
       ...base,
       operationId: `get${name}`,
@@ -147,10 +168,10 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         200: success('The item.', item, ['ETag', 'Last-Modified?']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['ETag', 'Last-Modified?']),
       },
-    }, { params, querystring: readQuery, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read), 400, 404, 412])),
+    }, { params, querystring: readQuery, headers: requestHeaders(['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since']) }, errors([...refusals(access.read, trash), 400, 404, 412])),
   }
   // PUT and PATCH differ in their body only.
-  const change = (operationId: string, summary: string, consumes: string[], body: TSchema, semantics: string) =>
+  const change = (operationId: string, summary: string, consumes: string[], body: TSchema, semantics: string, document: DocumentedRoute) =>
     op({
       ...base,
       operationId: `${operationId}${name}`,
@@ -163,7 +184,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         200: success('The item as it is now.', item, ['ETag', 'Last-Modified', 'Content-Location', 'Preference-Applied?']),
         204: noBody('Changed, answered without the item: Prefer: return=minimal.', ['ETag', 'Last-Modified', 'Preference-Applied']),
       },
-    }, onChange, errors(changeErrors, { unsafe: true, body: true }))
+    }, document, errors(changeErrors, { unsafe: true, body: true }))
   // Only for a collection clients may write: its bodies' schemas are components only then.
   const writes = (): WriteOperations => {
     const createBody = refTo('Create', parts.bodies.create)
@@ -214,13 +235,20 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
           ...errors([404, 409, 413], { unsafe: true, body: true }),
         },
       }, undefined),
-    replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.'),
-    patch: change('update', `Change fields of ${noun} (JSON merge patch)`, PATCH_TYPES, patchBody, 'A field left out stays as it is; null clears a nullable one.'),
+    replace: change('replace', `Replace ${noun}`, JSON_TYPES, refTo('Replace', parts.bodies.replace), 'A field left out takes its default, as in a create; read-only fields may be sent back unchanged.', onChange),
+    patch: change(
+      'update',
+      `Change fields of ${noun} (JSON merge patch)`,
+      PATCH_TYPES,
+      patchBody,
+      `A field left out stays as it is; null clears a nullable one.${trash ? ` With \`trashed=only\` (admins), \`{"deleted_at": null}\` restores the item from the trash (event \`${table}.restored\`).` : ''}`,
+      onPatch,
+    ),
     remove: op({
       tags,
       operationId: `delete${name}`,
       summary: `Delete ${noun}`,
-      description: `${WHO[access.delete]} ${conditionalWrite}`,
+      description: `${WHO[access.delete]}${trashNote} ${conditionalWrite}`,
       security: security(access.delete),
       response: {
         204: noBody('Deleted.'),

@@ -14,6 +14,7 @@ import { parseListQuery, type RawQuery } from './list-query/parse.js'
 import type { Representation, Row } from './represent.js'
 import { currentTag, listTag } from './revalidation.js'
 import type { Extra } from './store.js'
+import { onShelf, shelfOf } from './trash.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
 function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
@@ -31,12 +32,15 @@ const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): E
 export const listHandler = ({ collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, representation, readYourWrites }: HandlerContext) =>
   async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
+    const shelf = shelfOf(collection, request, 'list')
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
     const plan = parseListQuery(query, listSpec, exactCount)
     const selection = select(query.fields)
     const included = include(query)
-    const { scope, standing } = await placement(request, 'list', request.params)
+    const placed = await placement(request, 'list', request.params)
+    const { standing } = placed
+    const scope = onShelf(placed.scope, shelf)
     varyByPrefer(reply)
     versions.follow()
     // The client's page is current: answered without reading it.
@@ -73,10 +77,11 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
 export const readHandler = ({ collection, store, detail, scopeOf, validators, authorize, standing, select, include, readYourWrites }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'read')
+    const shelf = shelfOf(collection, request, 'read')
     const query = request.query as RawQuery
     const selection = select(query.fields)
     const included = include(query)
-    const row = await store.find(scopeOf(request.params), await readYourWrites.reads(request), selection?.columns, extraFor(included, request))
+    const row = await store.find(onShelf(scopeOf(request.params), shelf), await readYourWrites.reads(request), selection?.columns, extraFor(included, request))
     if (!row) throw notFound()
     const caller = await standing(request, 'read', request.params, row)
     const representation = detail(row, caller, selection)

@@ -11,9 +11,14 @@ import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { RELEVANCE, type ListPlan } from './list-query/plan.js'
 import { COMPLETE, keptCountOf, listStatement, matchingStatement, quote, TOTAL } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
+import { shelfCondition, TRASHED, type Scope } from './shelf.js'
 
-/** Conditions a row must meet: its id, and the parent of a nested collection. */
-export type Scope = Record<string, unknown>
+export { TRASHED, type Scope, type Shelf } from './shelf.js'
+
+const andShelf = (trash: boolean, scope: Scope) => {
+  const condition = shelfCondition(trash, scope)
+  return condition && ` AND ${condition}`
+}
 
 /**
  * More of a read's select list (`, (subquery) AS "name"` ...), as expressions on the row `outer`
@@ -89,6 +94,10 @@ export interface Store {
   changeRecorded(scope: Scope, guards: Guards, data: Row, now: Date, event: EventOf): Promise<Row | null>
   /** Deletes the row and records its event in one statement, when it is in scope and meets the guards; null when it deleted nothing. */
   removeRecorded(scope: Scope, guards: Guards, event: EventOf): Promise<Row | null>
+  /** The id of the item in the trash that holds `value` in the unique column `column`, if one does. */
+  trashedHolder(column: string, value: unknown): Promise<string | undefined>
+  /** Deletes for good at most `limit` items that have been in the trash longer than `days`, each with its event: how many. */
+  purgeTrash(days: number, limit: number, event: EventOf): Promise<number>
 }
 
 export interface StoreOptions {
@@ -100,6 +109,10 @@ export interface StoreOptions {
   listColumns: readonly string[]
   /** Lists count matching rows up to this many; beyond, the total is unknown unless asked for (COUNT_LIMIT). */
   countLimit: number
+  /** The table keeps a trash (`deleted_at`): statements reach the shelf their scope names, the live items by default. */
+  trash: boolean
+  /** A nested collection's parent that keeps a trash: its table, and the column that holds its id. An item reads as gone while its parent is in the trash. */
+  trashedParent?: { table: string; column: string }
 }
 
 const nameOf = (text: string) => `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
@@ -149,11 +162,17 @@ const LOCKS: Readonly<Record<LockStrength, string>> = { keep: 'FOR KEY SHARE', c
  * rows as the table has them, by column (the model's fields have the same names). The read is
  * three times Prisma's rate on the product read (docs/performance.md).
  */
-function rowStatements(table: string, columns: readonly string[]) {
+function rowStatements(table: string, columns: readonly string[], trash: boolean, trashedParent?: StoreOptions['trashedParent']) {
   const list = columnList(columns)
   const prepared = preparedStatements()
   const first = async (on: Statements, text: string, name: string | undefined, values: unknown[]) => (await on.query<Row>(text, values, name))[0] ?? null
   const scoped = (scope: Scope) => Object.keys(scope)
+  // The conditions of a scope: its columns', and its shelf's; the shape names both.
+  const parentLive = trashedParent
+    ? ` AND EXISTS (SELECT FROM ${quote(trashedParent.table)} tp WHERE tp."id" = ${quote(table)}.${quote(trashedParent.column)} AND tp."deleted_at" IS NULL)`
+    : ''
+  const where = (scope: Scope, first: number) => `${conditions(scoped(scope), first)}${andShelf(trash, scope)}${parentLive}`
+  const shapeOf = (scope: Scope) => `${scoped(scope).join(',')}${scope[TRASHED] ?? ''}`
   return {
     /** `selected`: only these columns (`fields=`), else every one; `extra`: more of the select list (`include=`), on the table's row. */
     read(on: Statements, scope: Scope, lock?: LockStrength, changedHere = false, selected?: readonly string[], extra?: Extra) {
@@ -162,8 +181,8 @@ function rowStatements(table: string, columns: readonly string[]) {
       const more = extra?.(quote(table), (value) => `$${values.push(value)}`) ?? ''
       // The row version this transaction wrote (its trigger's doing) has this transaction's id as xmin.
       const changed = changedHere ? ` AND "xmin" = pg_current_xact_id()::xid` : ''
-      const { text, name } = prepared(`read|${keys.join(',')}|${lock ?? ''}|${changed}|${selected?.join(',') ?? ''}|${more}`, () =>
-        `SELECT ${selected ? columnList(selected) : list}${more} FROM ${quote(table)} WHERE ${conditions(keys, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
+      const { text, name } = prepared(`read|${shapeOf(scope)}|${lock ?? ''}|${changed}|${selected?.join(',') ?? ''}|${more}`, () =>
+        `SELECT ${selected ? columnList(selected) : list}${more} FROM ${quote(table)} WHERE ${where(scope, 1)}${changed}${lock ? ` ${LOCKS[lock]}` : ''}`,
       )
       return first(on, text, name, values)
     },
@@ -181,15 +200,15 @@ function rowStatements(table: string, columns: readonly string[]) {
     update(on: Statements, scope: Scope, data: Row) {
       const sets = Object.keys(data)
       const keys = scoped(scope)
-      const { text, name } = prepared(`update|${sets.join(',')}|${keys.join(',')}`, () => {
+      const { text, name } = prepared(`update|${sets.join(',')}|${shapeOf(scope)}`, () => {
         const assignments = sets.map((column, i) => `${quote(column)} = $${i + 1}`).join(', ')
-        return `UPDATE ${quote(table)} SET ${assignments} WHERE ${conditions(keys, sets.length + 1)} RETURNING ${list}`
+        return `UPDATE ${quote(table)} SET ${assignments} WHERE ${where(scope, sets.length + 1)} RETURNING ${list}`
       })
       return first(on, text, name, [...sets.map((column) => data[column]), ...keys.map((key) => scope[key])])
     },
     remove(on: Statements, scope: Scope) {
       const keys = scoped(scope)
-      const { text, name } = prepared(`delete|${keys.join(',')}`, () => `DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)} RETURNING ${list}`)
+      const { text, name } = prepared(`delete|${shapeOf(scope)}`, () => `DELETE FROM ${quote(table)} WHERE ${where(scope, 1)} RETURNING ${list}`)
       return first(on, text, name, keys.map((key) => scope[key]))
     },
   }
@@ -200,7 +219,7 @@ function rowStatements(table: string, columns: readonly string[]) {
  * columns' names, the event made from it, and the row as the store's rows are. One round trip,
  * prepared, committed on its own (docs/performance.md, "Writes at the floor").
  */
-function recordedStatements(db: Database, table: string, columns: readonly string[]) {
+function recordedStatements(db: Database, table: string, columns: readonly string[], trash: boolean) {
   const returning = columns.map((column) => quote(column)).join(', ')
   const row = columnList(columns, 'w')
   const prepared = preparedStatements()
@@ -252,13 +271,13 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
       const keys = Object.keys(scope)
       const guard = guarded(guards, sets.length + keys.length + 2)
       const actor = sets.length + keys.length + guard.values.length + 2
-      const { text, name } = prepared(`change|${sets.join(',')}|${keys.join(',')}|${guard.shape}|${event.type}`, () => {
+      const { text, name } = prepared(`change|${sets.join(',')}|${keys.join(',')}${scope[TRASHED] ?? ''}|${guard.shape}|${event.type}`, () => {
         const assignments = sets.map((column, i) => `${quote(column)} = $${i + 1}`)
         // As the row's current version does: updated_at moves forward on every change, even two within one millisecond.
         const moved = `"updated_at" = greatest($${sets.length + 1}::timestamptz, date_trunc('milliseconds', "updated_at") + interval '1 millisecond')`
         const differs = `ROW(${sets.map((column) => quote(column)).join(', ')}) IS DISTINCT FROM ROW(${sets.map((_, i) => `$${i + 1}`).join(', ')})`
         return recorded(
-          `UPDATE ${quote(table)} SET ${[...assignments, moved].join(', ')} WHERE ${conditions(keys, sets.length + 2)}${guard.sql} AND ${differs}`,
+          `UPDATE ${quote(table)} SET ${[...assignments, moved].join(', ')} WHERE ${conditions(keys, sets.length + 2)}${andShelf(trash, scope)}${guard.sql} AND ${differs}`,
           event,
           actor,
         )
@@ -269,8 +288,8 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
       const keys = Object.keys(scope)
       const guard = guarded(guards, keys.length + 1)
       const actor = keys.length + guard.values.length + 1
-      const { text, name } = prepared(`remove|${keys.join(',')}|${guard.shape}|${event.type}`, () =>
-        recorded(`DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)}${guard.sql}`, event, actor),
+      const { text, name } = prepared(`remove|${keys.join(',')}${scope[TRASHED] ?? ''}|${guard.shape}|${event.type}`, () =>
+        recorded(`DELETE FROM ${quote(table)} WHERE ${conditions(keys, 1)}${andShelf(trash, scope)}${guard.sql}`, event, actor),
       )
       return one(text, name, [...keys.map((key) => scope[key]), ...guard.values, event.actorId, timeLeft(event.deadline)])
     },
@@ -278,18 +297,22 @@ function recordedStatements(db: Database, table: string, columns: readonly strin
 }
 
 export function createStore(db: Database, options: StoreOptions): Store {
-  const rows = rowStatements(options.table, options.columns)
-  const recorded = recordedStatements(db, options.table, options.columns)
-  const ids = rowStatements(options.table, ['id'])
+  const { countLimit, trash, table } = options
+  // An item in the trash shows when it went there: every read returns deleted_at.
+  const shown = (columns: readonly string[]) => (trash ? [...columns, 'deleted_at'] : columns)
+  const columns = shown(options.columns)
+  const rows = rowStatements(table, columns, trash, options.trashedParent)
+  const recorded = recordedStatements(db, table, columns, trash)
+  const ids = rowStatements(table, ['id'], trash, options.trashedParent)
   // The sort keys are read too (a cursor is made from them): every sortable field is a list column.
-  const target = { table: quote(options.table), keptCount: keptCountOf(options.table), select: columnList(options.listColumns, 'r') }
+  const target = { table: quote(table), keptCount: keptCountOf(table), select: columnList(shown(options.listColumns), 'r'), trash }
   const listName = listNames()
-  const { countLimit } = options
+  const purge = purgeStatement(table, columns)
   return {
     async list(plan, scope, on = db, selected, extra, caller) {
       // A cursor is made from the last row's sort keys: they are read whatever the fields.
       const sortKeys = plan.sort.filter((key) => key.field !== RELEVANCE).map((key) => key.field.name)
-      const chosen = selected && { ...target, select: columnList([...new Set([...selected, ...sortKeys])], 'r') }
+      const chosen = selected && { ...target, select: columnList(shown([...new Set([...selected, ...sortKeys])]), 'r') }
       const { text, values } = listStatement(chosen ?? target, plan, scope, countLimit, extra, caller)
       const found = await on.query<Row>(text, values, listName(text))
       // BIGINT arrives as a string; a count is a safe integer.
@@ -298,12 +321,12 @@ export function createStore(db: Database, options: StoreOptions): Store {
       // An empty page is one row of nulls, there to carry the count.
       return { rows: found[0]!.id === null ? [] : found, total }
     },
-    find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected, extra),
+    find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected && shown(selected), extra),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,
     findChanged: (tx, scope) => rows.read(tx, scope, undefined, true),
     lock: (tx, scope, strength) => rows.read(tx, scope, strength),
     lockMatching(tx, plan, scope, limit, strength, caller) {
-      const { text, values } = matchingStatement(target.table, columnList(options.columns), plan, scope, limit, LOCKS[strength], caller)
+      const { text, values } = matchingStatement(target, columnList(columns), plan, scope, limit, LOCKS[strength], caller)
       return tx.query<Row>(text, values)
     },
     insert: async (tx, data) => (await rows.insert(tx, data))!,
@@ -314,5 +337,26 @@ export function createStore(db: Database, options: StoreOptions): Store {
     createManyRecorded: recorded.createMany,
     changeRecorded: recorded.change,
     removeRecorded: recorded.remove,
+    async trashedHolder(column, value) {
+      const found = await db.query<{ id: string }>(`SELECT "id" FROM ${quote(table)} WHERE ${quote(column)} = $1 AND "deleted_at" IS NOT NULL`, [value])
+      return found[0]?.id
+    },
+    async purgeTrash(days, limit, event) {
+      const found = await db.query<{ n: string }>(purge(event, limit), [days, event.actorId, timeLeft(event.deadline)])
+      return Number(found[0]!.n)
+    },
+  }
+}
+
+/**
+ * What housekeeping purges: the items longer than `$1` days in the trash, oldest first, at most
+ * `limit` in one statement (a bounded transaction), each with its `deleted` event. An item
+ * another transaction holds is skipped, to be purged at the next round.
+ */
+function purgeStatement(table: string, columns: readonly string[]) {
+  const returning = columns.map((column) => quote(column)).join(', ')
+  return (event: EventOf, limit: number) => {
+    const expired = `SELECT "id" FROM ${quote(table)} WHERE "deleted_at" < now() - make_interval(days => $1::int) ORDER BY "deleted_at" LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+    return `WITH w AS (DELETE FROM ${quote(table)} WHERE "id" IN (${expired}) RETURNING ${returning}), e AS (${eventsOf('w', event, 2, 3)}) SELECT count(*) AS n FROM w`
   }
 }

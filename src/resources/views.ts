@@ -48,13 +48,17 @@ export function collectionViews(collection: Collection, versionNumber: number): 
     }
     return represent
   }
+  // An item in the trash says since when (src/resources/trash.ts); a live one has no such field.
+  // A row's time is a Date; an event's stored item (JSON) holds it as text.
+  const shown = (representation: Representation, row: Row) =>
+    row.deleted_at ? { ...representation, deleted_at: new Date(row.deleted_at as Date | string).toISOString() } : representation
   return {
     version,
     permissions,
     // Every field, whoever may read it: a rule may hide a field even from admins.
     stored: representer(collection.fields, computed),
-    summary: (row, standing, selection) => version.toView((selection ? partial(selection, standing) : views[standing].summary)(row)),
-    detail: (row, standing, selection) => version.toView((selection ? partial(selection, standing) : views[standing].detail)(row)),
+    summary: (row, standing, selection) => shown(version.toView((selection ? partial(selection, standing) : views[standing].summary)(row)), row),
+    detail: (row, standing, selection) => shown(version.toView((selection ? partial(selection, standing) : views[standing].detail)(row)), row),
     validators: (row, standing, selection) => ({
       etag: itemTag(versionNumber, row.updated_at as Date, permissions[standing].variant, selection?.tag),
       lastModified: row.updated_at as Date,

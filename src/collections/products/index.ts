@@ -27,4 +27,6 @@ export const products = defineCollection({
   // Anonymous reads of the catalogue may be cached by browsers and shared caches for a minute.
   cacheMaxAge: 60,
   versions: { 2: { price: moneyView(), cost: nullableMoneyView() } },
+  // DELETE moves a product to the trash; admins restore it within 30 days (src/resources/trash.ts).
+  trash: { days: 30 },
 })

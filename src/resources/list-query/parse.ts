@@ -185,7 +185,8 @@ export function parseListQuery(query: RawQuery, spec: ListSpec, exactCount = fal
     else problems.add('filter', parsed.reason)
   }
   for (const [key, raw] of Object.entries(query)) {
-    if (RESERVED.has(key) || INCLUDE_KEY.test(key) || raw === undefined) continue
+    // `trashed` chooses the shelf (src/resources/trash.ts), read by the handler.
+    if (RESERVED.has(key) || INCLUDE_KEY.test(key) || raw === undefined || (key === 'trashed' && spec.trash)) continue
     const filter = parseFilter(key, Array.isArray(raw) ? raw : [raw], spec, problems)
     if (filter) filters.push(filter)
   }
@@ -240,6 +241,11 @@ function operatorSchema(field: Field, op: string): TSchema {
  * The query parameters of a list, as the document shows them: built from the same spec and
  * operator table the parser uses, so the two name the same parameters.
  */
+/** `trashed=` on a list or a read, as the document shows it (src/resources/trash.ts). */
+export const TRASHED_PARAMETER = Type.Union([Type.Literal('only'), Type.Literal('include')], {
+  description: 'Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`.',
+})
+
 export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record<string, TSchema> = {}): TObject {
   const sortable = [...spec.sortable.keys(), ...(spec.textSearch ? [RELEVANCE.name] : [])]
   // parseSort: names split on commas, each once; so all of them is the longest sort, and as many directions the longest order.
@@ -260,6 +266,7 @@ export function listQuerySchema(spec: ListSpec, fields: TSchema, include: Record
     order: Type.Optional(Type.String({ pattern: '^(asc|desc)(,(asc|desc))*$', maxLength: longestOrder, description: 'asc or desc: one for every sort field, or one per field.' })),
     cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'Keyset paging: empty for the first page, then the value from a Link; not with page.' })),
     fields: Type.Optional(fields),
+    ...(spec.trash ? { trashed: Type.Optional(TRASHED_PARAMETER) } : {}),
     ...Object.fromEntries(Object.entries(include).map(([name, schema]) => [name, Type.Optional(schema)])),
     ...(spec.textSearch
       ? {

@@ -64,6 +64,8 @@ export interface ListSpec {
   searchable: ReadonlySet<string>
   /** The fields `q=` searches, with their weights; none without full-text search. */
   textSearch: Readonly<Record<string, string>> | undefined
+  /** The collection keeps a trash: a list takes `trashed=only|include` (admins). */
+  trash: boolean
   id: Field
   /** What `filter=` may reach through a relation (`author.name`), by relation name; added at registration. */
   relations?: ReadonlyMap<string, RelatedSpec>

@@ -3,6 +3,7 @@
  * and one snapshot. Paging, sorting and filtering all happen in SQL; values are parameters.
  */
 import type { Field } from '../fields.js'
+import { shelfCondition, type Scope } from '../shelf.js'
 import { RELEVANCE, type CursorPosition, type Filter, type ListPlan } from './plan.js'
 
 export interface ListStatement {
@@ -17,6 +18,8 @@ export interface ListTable {
   keptCount: string
   /** The select list of a page's rows, by column, on alias `r`. */
   select: string
+  /** The table keeps a trash: a statement reaches the shelf its scope names (store.ts, TRASHED). */
+  trash: boolean
 }
 
 /** The count column of the statement's rows; no column starts with an underscore. */
@@ -106,16 +109,22 @@ function keyset(plan: ListPlan, position: CursorPosition, values: Values, column
   return `${columns[0]} ${ascending[0] ? '>=' : '<='} ${params[0]} AND (${alternatives.join(' OR ')})`
 }
 
-/** The conditions a row of `table` in `scope` meets to match the plan's filters and search; `query`, the search's tsquery. */
-function conditions(table: string, plan: ListPlan, scope: Record<string, unknown>, values: Values, caller: unknown): { matching: string[]; query: string | undefined } {
+/**
+ * The conditions a row of `target` in `scope` meets to match the plan's filters and search;
+ * `query`, the search's tsquery; `everyLive`, true when they match every live item (the kept
+ * count counts those).
+ */
+function conditions(target: Pick<ListTable, 'table' | 'trash'>, plan: ListPlan, scope: Scope, values: Values, caller: unknown) {
   // q: the words, once; the rows whose words match them (the GIN index).
   const query = plan.search === undefined ? undefined : `websearch_to_tsquery('english', ${values.add(plan.search)})`
-  const matching = [
+  const filtering = [
     ...Object.entries(scope).map(([column, value]) => `${quote(column)} = ${values.add(value)}`),
-    ...plan.filters.map((filter) => condition(filter, values, { table, caller })),
+    ...plan.filters.map((filter) => condition(filter, values, { table: target.table, caller })),
     ...(query ? [`"search" @@ ${query}`] : []),
   ]
-  return { matching, query }
+  const shelf = shelfCondition(target.trash, scope)
+  const everyLive = filtering.length === 0 && (!target.trash || shelf === '"deleted_at" IS NULL')
+  return { matching: shelf ? [...filtering, shelf] : filtering, query, everyLive }
 }
 
 /**
@@ -123,10 +132,10 @@ function conditions(table: string, plan: ListPlan, scope: Record<string, unknown
  * most `limit`, in the order of their ids, locked (`lock`: FOR NO KEY UPDATE or FOR UPDATE) until
  * the transaction ends: what a change by filter changes.
  */
-export function matchingStatement(table: string, select: string, plan: ListPlan, scope: Record<string, unknown>, limit: number, lock: string, caller: unknown): ListStatement {
+export function matchingStatement(target: Pick<ListTable, 'table' | 'trash'>, select: string, plan: ListPlan, scope: Scope, limit: number, lock: string, caller: unknown): ListStatement {
   const values = new Values()
-  const { matching } = conditions(table, plan, scope, values, caller)
-  return { text: `SELECT ${select} FROM ${table}${matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`} ORDER BY "id" LIMIT ${limit} ${lock}`, values: values.list }
+  const { matching } = conditions(target, plan, scope, values, caller)
+  return { text: `SELECT ${select} FROM ${target.table}${matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`} ORDER BY "id" LIMIT ${limit} ${lock}`, values: values.list }
 }
 
 /**
@@ -142,7 +151,7 @@ export function matchingStatement(table: string, select: string, plan: ListPlan,
 export function listStatement(
   target: ListTable,
   plan: ListPlan,
-  scope: Record<string, unknown>,
+  scope: Scope,
   countLimit: number,
   /** More of each row's select list (`include=`): expressions on the row `outer`, their values added with `add`. */
   extra?: (outer: string, add: (value: unknown) => string) => string,
@@ -150,7 +159,7 @@ export function listStatement(
   caller: unknown = null,
 ): ListStatement {
   const values = new Values()
-  const { matching, query } = conditions(target.table, plan, scope, values, caller)
+  const { matching, query, everyLive } = conditions(target, plan, scope, values, caller)
   const rank = query && `ts_rank("search", ${query})`
   const sortColumn = (field: Field) => (field === RELEVANCE ? rank! : columnOf(field))
   const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
@@ -191,7 +200,7 @@ export function listStatement(
   // Every row of the table: its kept count when it has one; COALESCE runs the counting subquery
   // only when it has none.
   const count =
-    matching.length === 0
+    everyLive
       ? `SELECT COALESCE(k.n, (${counted})) AS n, k.n IS NOT NULL AS complete FROM (${target.keptCount}) k`
       : `SELECT (${counted}) AS n, false AS complete`
   return { text: `SELECT c.n AS "${TOTAL}", c.complete AS "${COMPLETE}", p.* FROM (${count}) c ${page(ids(target.table, matching))}`, values: values.list }
