@@ -12,7 +12,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isAdmin, type Standing } from '../auth/access.js'
 import type { Database, Transaction } from '../db/client.js'
-import { unshared } from '../db/shared-transaction.js'
 import { ApiError, unauthenticated } from '../errors.js'
 import { every, PRUNE_EVERY_MS } from '../http/housekeeping.js'
 import { notFound, type Action, type Params } from './caller-access.js'
@@ -99,7 +98,7 @@ const TAKEN_FIELD = /^(?:\[(\d+)\]\.)?([a-z][a-z0-9_]*)$/
 
 /**
  * A 409 for a unique value that an item in the trash holds says so, and an admin how to free it;
- * any other error as it is. It reads outside the request's transaction, which the conflict ended.
+ * any other error as it is. It reads after the request's transaction, which the conflict ended.
  */
 export async function explainConflict(context: HandlerContext, request: FastifyRequest, error: unknown): Promise<unknown> {
   const { collection, store } = context
@@ -112,7 +111,9 @@ export async function explainConflict(context: HandlerContext, request: FastifyR
     const item = match[1] === undefined ? body : (body as Record<string, unknown>[] | undefined)?.[Number(match[1])]
     const value = (item as Record<string, unknown> | undefined)?.[match[2]!]
     if (value === undefined || value === null) continue
-    const holder = await unshared(() => store.trashedHolder(match[2]!, value))
+    // In a batch the conflict ended the batch's transaction, which every statement joins: then
+    // the lookup fails, and the conflict is told as it is.
+    const holder = await store.trashedHolder(match[2]!, value).catch(() => undefined)
     if (holder === undefined) continue
     const at = `/api/v${context.version.version}/${collection.name}/${holder}`
     const free = isAdmin(request.caller) ? `: restore it (PATCH ${at}?trashed=only with {"deleted_at": null}) or delete it for good (DELETE ${at}?trashed=only)` : ''

@@ -56,7 +56,7 @@ t.test('DELETE by filter: 204, every match gone with its event', (t) =>
     t.equal(removed.status, 204)
     t.equal(removed.headers.get('preference-applied'), 'max-affected=10')
     t.same(((await api.admin.get(`${V1}/products`)).body as { id: string }[]).map((p) => p.id), [c!.id])
-    t.same(await eventsAfter(api, before), [`products.deleted ${a!.id}`, `products.deleted ${b!.id}`])
+    t.same(await eventsAfter(api, before), [`products.trashed ${a!.id}`, `products.trashed ${b!.id}`])
     const none = await api.admin.delete(`${V1}/products?tags=none`, { prefer: 'max-affected=10' })
     t.equal(none.status, 204, 'no match: nothing to do')
   }),

@@ -22,7 +22,7 @@ t.test('an item with fields=: those fields and id, in the schema order; the SQL 
     t.match(read.headers.get('content-type'), /^application\/json/)
     t.ok(read.headers.get('last-modified'))
     const statement = seen.find((text) => text.includes('FROM "products"'))!
-    t.match(statement, /^SELECT "id", "updated_at", "name", "price" FROM "products"/, 'only the columns the fields need, and those of the validators')
+    t.match(statement, /^SELECT "id", "updated_at", "name", "price", "deleted_at" FROM "products"/, 'only the columns the fields need, those of the validators, and the trash\'s')
     // A computed field reads what it is computed from.
     const rated = await api.admin.get(`${V1}/products/${mug.id}?fields=rating_average`)
     t.strictSame(rated.body, { id: mug.id, rating_average: null })
