@@ -250,7 +250,7 @@ export interface paths {
         /**
          * Delete a product
          * @deprecated
-         * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. The item goes to the trash for 30 days (event `products.trashed`): gone from reads and lists, its unique values kept; admins restore it (PATCH with `trashed=only`) or delete it for good (DELETE with `trashed=only`, event `products.deleted`) before housekeeping does. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteProduct"];
         options?: never;
@@ -258,7 +258,7 @@ export interface paths {
         /**
          * Change fields of a product (JSON merge patch)
          * @deprecated
-         * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. A field left out stays as it is; null clears a nullable one. With `trashed=only` (admins), `{"deleted_at": null}` restores the item from the trash (event `products.restored`). If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateProduct"];
         trace?: never;
@@ -886,6 +886,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
         };
         ProductSummary: {
             /** Format: uuid */
@@ -901,6 +906,11 @@ export interface components {
             price: number;
             /** @enum {string} */
             status: "draft" | "active" | "archived";
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
         };
         ProductCreate: {
             /** @example Espresso cup */
@@ -2682,6 +2692,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -2853,6 +2865,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
@@ -2964,6 +2977,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3136,6 +3151,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3309,6 +3326,8 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3374,6 +3393,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
@@ -3469,7 +3489,10 @@ export interface operations {
     };
     deleteProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Admins only: delete an item in the trash for good. */
+                trashed?: "only";
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
@@ -3515,6 +3538,8 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: restore an item from the trash; the body is `{"deleted_at": null}` and nothing else. */
+                trashed?: "only";
             };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */

@@ -104,7 +104,7 @@ export const deleteManyHandler = (context: HandlerContext) =>
       for (const row of rows) {
         try {
           await collection.options.hooks?.beforeDelete?.({ current: stored(row), parentId: request.params.parentId, caller: request.caller, tx })
-          const itemScope = { ...context.scopeOf({ ...request.params, id: row.id as string }), [TRASHED]: scope[TRASHED] }
+          const itemScope = onShelf(context.scopeOf({ ...request.params, id: row.id as string }), scope[TRASHED])
           const removed = trashing ? await store.update(tx, itemScope, { deleted_at: new Date(), updated_at: movedOn(row) }) : await store.remove(tx, itemScope)
           if (removed) record(collection, trashing ? 'trashed' : 'deleted', removed)
         } catch (error) {
