@@ -38,7 +38,7 @@ async function readBody(request: IncomingMessage): Promise<Record<string, unknow
 
 // Every statement is prepared once per connection (a name), as the service prepares its own.
 async function getProduct(id: string) {
-  const { rows } = await pool.query({ name: 'get_product', text: `SELECT ${ITEM} FROM products WHERE id = $1`, values: [id] })
+  const { rows } = await pool.query({ name: 'get_product', text: `SELECT ${ITEM} FROM products WHERE id = $1 AND deleted_at IS NULL`, values: [id] })
   return rows[0] && product(rows[0])
 }
 
@@ -46,8 +46,8 @@ async function getProduct(id: string) {
 async function listProducts(url: URL) {
   const { rows } = await pool.query({
     name: 'list_products',
-    text: `SELECT c.n, p.* FROM (SELECT count(*)::int AS n FROM (SELECT FROM products WHERE status = $1 LIMIT 10001) m) c
-       LEFT JOIN LATERAL (SELECT id, name, sku, price, status FROM products WHERE status = $1 ORDER BY price ASC, id ASC LIMIT 20) p ON true`,
+    text: `SELECT c.n, p.* FROM (SELECT count(*)::int AS n FROM (SELECT FROM products WHERE status = $1 AND deleted_at IS NULL LIMIT 10001) m) c
+       LEFT JOIN LATERAL (SELECT id, name, sku, price, status FROM products WHERE status = $1 AND deleted_at IS NULL ORDER BY price ASC, id ASC LIMIT 20) p ON true`,
     values: [url.searchParams.get('status')],
   })
   const n = rows[0].n as number
@@ -71,10 +71,14 @@ const CREATE = withEvent('INSERT INTO products (id, name, sku, price, stock, tag
 // A change is conditional, as the service's: only when it changes something (no event otherwise),
 // updated_at moving forward even within one millisecond; the row is read when it changes nothing.
 const PATCH = withEvent(
-  `UPDATE products SET stock = $2, updated_at = greatest(now(), updated_at + interval '1 millisecond') WHERE id = $1 AND stock IS DISTINCT FROM $2`,
+  `UPDATE products SET stock = $2, updated_at = greatest(now(), updated_at + interval '1 millisecond') WHERE id = $1 AND deleted_at IS NULL AND stock IS DISTINCT FROM $2`,
   'products.updated',
 )
-const DELETE = withEvent('DELETE FROM products WHERE id = $1', 'products.deleted')
+// Products keep a trash (DESIGN "Data over time"): a DELETE moves the live item there.
+const DELETE = withEvent(
+  `UPDATE products SET deleted_at = now(), updated_at = greatest(now(), updated_at + interval '1 millisecond') WHERE id = $1 AND deleted_at IS NULL`,
+  'products.trashed',
+)
 
 async function createProduct(body: Record<string, unknown>) {
   const { rows } = await pool.query({ name: 'create_product', text: CREATE, values: [randomUUID(), body.name, body.sku, body.price, body.stock, body.tags] })

@@ -19,9 +19,11 @@ t.test('DELETE moves a product to the trash: gone from reads and lists, its even
   eachDatabase(t, async (t, api) => {
     const kept = await product(api)
     const gone = await product(api)
+    const page = await api.anonymous.get(`${V1}/products`)
     const before = await lastEvent(api)
     const removed = await api.admin.delete(`${V1}/products/${gone.id}`)
     t.equal(removed.status, 204)
+    t.equal((await api.anonymous.get(`${V1}/products`, { 'if-none-match': page.headers.get('etag')! })).status, 200, 'a page that had it is not current')
     t.equal((await api.anonymous.get(`${V1}/products/${gone.id}`)).status, 404, 'a read: 404')
     t.equal((await api.admin.get(`${V1}/products/${gone.id}`)).status, 404, 'an admin\'s read too, without trashed=')
     const list = await api.admin.get(`${V1}/products`)
