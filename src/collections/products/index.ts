@@ -27,4 +27,6 @@ export const products = defineCollection({
   // Anonymous reads of the catalogue may be cached by browsers and shared caches for a minute.
   cacheMaxAge: 60,
   versions: { 2: { price: moneyView(), cost: nullableMoneyView() } },
+  // A product's history (prices, stock, status) reaches back a quarter, past the feed's week.
+  history: { days: 90 },
 })

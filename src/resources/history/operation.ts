@@ -1,0 +1,77 @@
+/**
+ * The route schema of an item's history and what the document adds: its entries typed by the
+ * collection's fields in the version (`#/components/schemas/<Name>HistoryEntry`), its query, its
+ * answers.
+ */
+import type { FastifyInstance } from 'fastify'
+import { Type, type TObject, type TSchema } from 'typebox'
+import { requestHeaders } from '../../openapi/request-headers.js'
+import { errors, noBody, success } from '../../openapi/responses.js'
+import { EventId, Id, Int32, MAX_EVENT_ID, Nullable, Timestamp } from '../../schema-types.js'
+import type { Collection } from '../collection.js'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../list-query/plan.js'
+import { itemNoun, JSON_TYPES, refusals, security, singularName, WHO, type Operation } from '../operations.js'
+
+/** Fields no entry lists as changed (entries.ts): the entry's own time says when. */
+const UNCOUNTED = ['id', 'created_at', 'updated_at']
+
+/** `schema` or null: a field's value before a change may be one the field no longer allows. */
+function orNull(schema: TSchema): TSchema {
+  const { type } = schema as { type?: unknown }
+  if (typeof type === 'string') return Nullable(schema)
+  if (Array.isArray(type) && type.includes('null')) return schema
+  return Type.Union([schema, Type.Null()])
+}
+
+/** `{ field: { from, to } }` over the item's fields in this version; a caller gets those they may read. */
+function changesSchema(item: TObject): TSchema {
+  const properties = Object.entries(item.properties).filter(([name]) => !UNCOUNTED.includes(name))
+  const change = (schema: TSchema) => Type.Object({ from: orNull(schema), to: orNull(schema) }, { additionalProperties: false })
+  return Nullable(Type.Object(Object.fromEntries(properties.map(([name, schema]) => [name, Type.Optional(change(schema))])), { additionalProperties: false }), {
+    description: 'The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told.',
+  })
+}
+
+/** The entry of one event, a component named for the collection. */
+function entrySchema(item: TObject): TObject {
+  return Type.Object(
+    {
+      id: EventId({ description: 'The event\'s id, as the change feed and webhooks give it.' }),
+      type: Type.String({ maxLength: 100, description: '`<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change).' }),
+      occurred_at: Timestamp(),
+      actor_id: Nullable(Id(), { description: 'The user who made the change; null when nobody was signed in.' }),
+      changes: Type.Optional(changesSchema(item)),
+    },
+    { additionalProperties: false },
+  )
+}
+
+/** The history's operation on `api` (a version's plugin), `item` the collection's item schema there. */
+export function historyOperation(api: FastifyInstance, collection: Collection, item: TObject): Operation {
+  const name = singularName(collection.options.table ?? collection.name)
+  const { access, parent } = collection.options
+  api.addSchema({ ...entrySchema(item), $id: `${name}HistoryEntry` })
+  const page = Type.Array(Type.Ref(`${name}HistoryEntry`), { maxItems: MAX_PAGE_SIZE })
+  const params = Type.Object({
+    ...(parent ? { parentId: Id({ description: `The ${singularName(parent.collection.options.table ?? parent.collection.name).toLowerCase()}'s id.` }) } : {}),
+    id: Id(),
+  })
+  const query = Type.Object({
+    size: Type.Optional(Int32({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Entries per page.' })),
+    cursor: Type.Optional(Type.String({ maxLength: String(MAX_EVENT_ID).length, pattern: '^[0-9]*$', description: 'Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries.' })),
+  })
+  const schema = {
+    tags: [collection.name],
+    produces: JSON_TYPES,
+    operationId: `get${name}History`,
+    summary: `Read the history of ${itemNoun(collection)}`,
+    description: `${WHO[access.read]} The item's changes, newest first, from the event log: as far back as the change feed keeps events${collection.options.history ? `, and for this collection ${collection.options.history.days} days` : ''}. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.`,
+    security: security(access.read),
+    response: {
+      200: success('The newest entries after the cursor.', page, ['ETag', 'Link']),
+      304: noBody('Not modified: the If-None-Match tag is current.', ['ETag']),
+    },
+  }
+  const document = { params, querystring: query, headers: requestHeaders(['If-None-Match', 'If-Match']), responses: errors([...refusals(access.read), 404, 412]) }
+  return { schema, document }
+}
