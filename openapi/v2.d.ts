@@ -840,6 +840,32 @@ export interface components {
             /** @description Only admins set roles. */
             roles: "admin"[];
         };
+        EmailChange: {
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            from: string | null;
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            to: string | null;
+        };
+        UserNameChange: {
+            /** @example Ada Lovelace */
+            from: string | null;
+            /** @example Ada Lovelace */
+            to: string | null;
+        };
+        UserRolesChange: {
+            /** @description Only admins set roles. */
+            from: "admin"[] | null;
+            /** @description Only admins set roles. */
+            to: "admin"[] | null;
+        };
         UserHistoryEntry: {
             /**
              * Format: int64
@@ -857,32 +883,9 @@ export interface components {
             actor_id: string | null;
             /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
             changes?: {
-                email?: {
-                    /**
-                     * Format: email
-                     * @description Unique, compared without case; stored lower-cased.
-                     * @example ada@shop.example
-                     */
-                    from: string | null;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without case; stored lower-cased.
-                     * @example ada@shop.example
-                     */
-                    to: string | null;
-                };
-                name?: {
-                    /** @example Ada Lovelace */
-                    from: string | null;
-                    /** @example Ada Lovelace */
-                    to: string | null;
-                };
-                roles?: {
-                    /** @description Only admins set roles. */
-                    from: "admin"[] | null;
-                    /** @description Only admins set roles. */
-                    to: "admin"[] | null;
-                };
+                email?: components["schemas"]["EmailChange"];
+                name?: components["schemas"]["UserNameChange"];
+                roles?: components["schemas"]["UserRolesChange"];
             } | null;
         };
         UserCreate: {
@@ -983,6 +986,78 @@ export interface components {
             /** @enum {string} */
             status: "draft" | "active" | "archived";
         };
+        ProductNameChange: {
+            /** @example Espresso cup */
+            from: string | null;
+            /** @example Espresso cup */
+            to: string | null;
+        };
+        ProductSkuChange: {
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            from: string | null;
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            to: string | null;
+        };
+        ProductPriceChange: {
+            from: components["schemas"]["Money"] | null;
+            to: components["schemas"]["Money"] | null;
+        };
+        Int32Change: {
+            /**
+             * Format: int32
+             * @example 40
+             */
+            from: number | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            to: number | null;
+        };
+        ProductStatusChange: {
+            /** @enum {string|null} */
+            from: "draft" | "active" | "archived" | null;
+            /** @enum {string|null} */
+            to: "draft" | "active" | "archived" | null;
+        };
+        ProductDescriptionChange: {
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            from: string | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            to: string | null;
+        };
+        ProductTagsChange: {
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            from: string[] | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            to: string[] | null;
+        };
+        ProductReviewCountChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ProductRatingAverageChange: {
+            from: number | null;
+            to: number | null;
+        };
         ProductHistoryEntry: {
             /**
              * Format: int64
@@ -1000,82 +1075,16 @@ export interface components {
             actor_id: string | null;
             /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
             changes?: {
-                name?: {
-                    /** @example Espresso cup */
-                    from: string | null;
-                    /** @example Espresso cup */
-                    to: string | null;
-                };
-                sku?: {
-                    /**
-                     * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
-                     * @example CUP-090
-                     */
-                    from: string | null;
-                    /**
-                     * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
-                     * @example CUP-090
-                     */
-                    to: string | null;
-                };
-                price?: {
-                    from: components["schemas"]["Money"] | null;
-                    to: components["schemas"]["Money"] | null;
-                };
-                cost?: {
-                    from: components["schemas"]["Money"] | null;
-                    to: components["schemas"]["Money"] | null;
-                };
-                stock?: {
-                    /**
-                     * Format: int32
-                     * @example 40
-                     */
-                    from: number | null;
-                    /**
-                     * Format: int32
-                     * @example 40
-                     */
-                    to: number | null;
-                };
-                status?: {
-                    /** @enum {string|null} */
-                    from: "draft" | "active" | "archived" | null;
-                    /** @enum {string|null} */
-                    to: "draft" | "active" | "archived" | null;
-                };
-                description?: {
-                    /** @example Stoneware, 90 ml, dishwasher safe. */
-                    from: string | null;
-                    /** @example Stoneware, 90 ml, dishwasher safe. */
-                    to: string | null;
-                };
-                tags?: {
-                    /**
-                     * @example [
-                     *       "kitchen",
-                     *       "ceramic"
-                     *     ]
-                     */
-                    from: string[] | null;
-                    /**
-                     * @example [
-                     *       "kitchen",
-                     *       "ceramic"
-                     *     ]
-                     */
-                    to: string[] | null;
-                };
-                review_count?: {
-                    /** Format: int32 */
-                    from: number | null;
-                    /** Format: int32 */
-                    to: number | null;
-                };
-                rating_average?: {
-                    from: number | null;
-                    to: number | null;
-                };
+                name?: components["schemas"]["ProductNameChange"];
+                sku?: components["schemas"]["ProductSkuChange"];
+                price?: components["schemas"]["ProductPriceChange"];
+                cost?: components["schemas"]["ProductPriceChange"];
+                stock?: components["schemas"]["Int32Change"];
+                status?: components["schemas"]["ProductStatusChange"];
+                description?: components["schemas"]["ProductDescriptionChange"];
+                tags?: components["schemas"]["ProductTagsChange"];
+                review_count?: components["schemas"]["ProductReviewCountChange"];
+                rating_average?: components["schemas"]["ProductRatingAverageChange"];
             } | null;
         };
         ProductCreate: {
@@ -1207,6 +1216,42 @@ export interface components {
              */
             author_id: string | null;
         };
+        UuidChange: {
+            /** Format: uuid */
+            from: string | null;
+            /** Format: uuid */
+            to: string | null;
+        };
+        ReviewRatingChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ReviewTitleChange: {
+            /** @example Keeps the crema */
+            from: string | null;
+            /** @example Keeps the crema */
+            to: string | null;
+        };
+        ReviewBodyChange: {
+            /** @example Thick walls; the coffee stays hot. */
+            from: string | null;
+            /** @example Thick walls; the coffee stays hot. */
+            to: string | null;
+        };
+        ReviewAuthorIdChange: {
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            to: string | null;
+        };
         ReviewHistoryEntry: {
             /**
              * Format: int64
@@ -1224,42 +1269,11 @@ export interface components {
             actor_id: string | null;
             /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
             changes?: {
-                product_id?: {
-                    /** Format: uuid */
-                    from: string | null;
-                    /** Format: uuid */
-                    to: string | null;
-                };
-                rating?: {
-                    /** Format: int32 */
-                    from: number | null;
-                    /** Format: int32 */
-                    to: number | null;
-                };
-                title?: {
-                    /** @example Keeps the crema */
-                    from: string | null;
-                    /** @example Keeps the crema */
-                    to: string | null;
-                };
-                body?: {
-                    /** @example Thick walls; the coffee stays hot. */
-                    from: string | null;
-                    /** @example Thick walls; the coffee stays hot. */
-                    to: string | null;
-                };
-                author_id?: {
-                    /**
-                     * Format: uuid
-                     * @description The user who wrote the review; set from the caller.
-                     */
-                    from: string | null;
-                    /**
-                     * Format: uuid
-                     * @description The user who wrote the review; set from the caller.
-                     */
-                    to: string | null;
-                };
+                product_id?: components["schemas"]["UuidChange"];
+                rating?: components["schemas"]["ReviewRatingChange"];
+                title?: components["schemas"]["ReviewTitleChange"];
+                body?: components["schemas"]["ReviewBodyChange"];
+                author_id?: components["schemas"]["ReviewAuthorIdChange"];
             } | null;
         };
         ReviewCreate: {
@@ -1339,6 +1353,42 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        OrderUserIdChange: {
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            to: string | null;
+        };
+        OrderStatusChange: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            from: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            to: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+        };
+        OrderNoteChange: {
+            /** @example Leave it with the neighbour. */
+            from: string | null;
+            /** @example Leave it with the neighbour. */
+            to: string | null;
+        };
+        OrderTotalChange: {
+            from: components["schemas"]["OrderTotal"] | null;
+            to: components["schemas"]["OrderTotal"] | null;
+        };
         OrderHistoryEntry: {
             /**
              * Format: int64
@@ -1356,42 +1406,10 @@ export interface components {
             actor_id: string | null;
             /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
             changes?: {
-                user_id?: {
-                    /**
-                     * Format: uuid
-                     * @description The customer; set from the caller.
-                     */
-                    from: string | null;
-                    /**
-                     * Format: uuid
-                     * @description The customer; set from the caller.
-                     */
-                    to: string | null;
-                };
-                status?: {
-                    /**
-                     * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-                     * @default pending
-                     * @enum {string|null}
-                     */
-                    from: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
-                    /**
-                     * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
-                     * @default pending
-                     * @enum {string|null}
-                     */
-                    to: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
-                };
-                note?: {
-                    /** @example Leave it with the neighbour. */
-                    from: string | null;
-                    /** @example Leave it with the neighbour. */
-                    to: string | null;
-                };
-                total?: {
-                    from: components["schemas"]["OrderTotal"] | null;
-                    to: components["schemas"]["OrderTotal"] | null;
-                };
+                user_id?: components["schemas"]["OrderUserIdChange"];
+                status?: components["schemas"]["OrderStatusChange"];
+                note?: components["schemas"]["OrderNoteChange"];
+                total?: components["schemas"]["OrderTotalChange"];
             } | null;
         };
         OrderCreate: {
@@ -1463,6 +1481,24 @@ export interface components {
             quantity: number;
             unit_price: components["schemas"]["Money"];
         };
+        OrderItemProductIdChange: {
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            to: string | null;
+        };
+        OrderItemQuantityChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
         OrderItemHistoryEntry: {
             /**
              * Format: int64
@@ -1480,34 +1516,10 @@ export interface components {
             actor_id: string | null;
             /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
             changes?: {
-                order_id?: {
-                    /** Format: uuid */
-                    from: string | null;
-                    /** Format: uuid */
-                    to: string | null;
-                };
-                product_id?: {
-                    /**
-                     * Format: uuid
-                     * @description Null once the product is deleted.
-                     */
-                    from: string | null;
-                    /**
-                     * Format: uuid
-                     * @description Null once the product is deleted.
-                     */
-                    to: string | null;
-                };
-                quantity?: {
-                    /** Format: int32 */
-                    from: number | null;
-                    /** Format: int32 */
-                    to: number | null;
-                };
-                unit_price?: {
-                    from: components["schemas"]["Money"] | null;
-                    to: components["schemas"]["Money"] | null;
-                };
+                order_id?: components["schemas"]["UuidChange"];
+                product_id?: components["schemas"]["OrderItemProductIdChange"];
+                quantity?: components["schemas"]["OrderItemQuantityChange"];
+                unit_price?: components["schemas"]["ProductPriceChange"];
             } | null;
         };
         OrderItemCreate: {

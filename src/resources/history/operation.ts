@@ -17,30 +17,56 @@ const UNCOUNTED = ['id', 'created_at', 'updated_at']
 
 /** `schema` or null: a field's value before a change may be one the field no longer allows. */
 function orNull(schema: TSchema): TSchema {
-  const { type } = schema as { type?: unknown }
+  const { type, anyOf } = schema as { type?: unknown; anyOf?: { type?: unknown }[] }
   if (typeof type === 'string') return Nullable(schema)
-  if (Array.isArray(type) && type.includes('null')) return schema
+  if ((Array.isArray(type) && type.includes('null')) || anyOf?.some((branch) => branch.type === 'null')) return schema
   return Type.Union([schema, Type.Null()])
 }
 
+/** Per version's plugin: the `{ from, to }` components made so far, by their schema. */
+const changeComponents = new WeakMap<FastifyInstance, Map<string, string>>()
+
+const pascal = (name: string) => name.replace(/(^|[_-])([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
+
+/**
+ * A field's `{ from, to }` as a component shared by every field of that schema (an amount's is
+ * `MoneyChange`): the document writes no object schema twice. Named for what the field's schema
+ * refers to or its format, else for the first field that has it.
+ */
+function changeOf(api: FastifyInstance, schema: TSchema, firstUser: string): TSchema {
+  const change = Type.Object({ from: orNull(schema), to: orNull(schema) }, { additionalProperties: false })
+  const key = JSON.stringify(change)
+  let made = changeComponents.get(api)
+  if (!made) changeComponents.set(api, (made = new Map()))
+  let id = made.get(key)
+  if (!id) {
+    const { $ref, format } = schema as { $ref?: string; format?: string }
+    const named = $ref ? `${$ref.split('/').pop()}Change` : format ? `${pascal(format)}Change` : undefined
+    id = named && ![...made.values()].includes(named) ? named : `${firstUser}Change`
+    api.addSchema({ ...change, $id: id })
+    made.set(key, id)
+  }
+  return Type.Ref(id)
+}
+
 /** `{ field: { from, to } }` over the item's fields in this version; a caller gets those they may read. */
-function changesSchema(item: TObject): TSchema {
+function changesSchema(api: FastifyInstance, entry: string, item: TObject): TSchema {
   const properties = Object.entries(item.properties).filter(([name]) => !UNCOUNTED.includes(name))
-  const change = (schema: TSchema) => Type.Object({ from: orNull(schema), to: orNull(schema) }, { additionalProperties: false })
-  return Nullable(Type.Object(Object.fromEntries(properties.map(([name, schema]) => [name, Type.Optional(change(schema))])), { additionalProperties: false }), {
+  const changes = properties.map(([name, schema]) => [name, Type.Optional(changeOf(api, schema, `${entry}${pascal(name)}`))])
+  return Nullable(Type.Object(Object.fromEntries(changes), { additionalProperties: false }), {
     description: 'The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told.',
   })
 }
 
 /** The entry of one event, a component named for the collection. */
-function entrySchema(item: TObject): TObject {
+function entrySchema(api: FastifyInstance, entry: string, item: TObject): TObject {
   return Type.Object(
     {
       id: EventId({ description: 'The event\'s id, as the change feed and webhooks give it.' }),
       type: Type.String({ maxLength: 100, description: '`<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change).' }),
       occurred_at: Timestamp(),
       actor_id: Nullable(Id(), { description: 'The user who made the change; null when nobody was signed in.' }),
-      changes: Type.Optional(changesSchema(item)),
+      changes: Type.Optional(changesSchema(api, entry, item)),
     },
     { additionalProperties: false },
   )
@@ -50,7 +76,7 @@ function entrySchema(item: TObject): TObject {
 export function historyOperation(api: FastifyInstance, collection: Collection, item: TObject): Operation {
   const name = singularName(collection.options.table ?? collection.name)
   const { access, parent } = collection.options
-  api.addSchema({ ...entrySchema(item), $id: `${name}HistoryEntry` })
+  api.addSchema({ ...entrySchema(api, name, item), $id: `${name}HistoryEntry` })
   const page = Type.Array(Type.Ref(`${name}HistoryEntry`), { maxItems: MAX_PAGE_SIZE })
   const params = Type.Object({
     ...(parent ? { parentId: Id({ description: `The ${singularName(parent.collection.options.table ?? parent.collection.name).toLowerCase()}'s id.` }) } : {}),
