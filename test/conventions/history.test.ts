@@ -143,6 +143,13 @@ t.test('conditional: an ETag of the page, 304 while it is the same, another once
     t.equal(changed.status, 200, 'a new entry: a new page')
     t.not(changed.headers.get('etag'), etag)
     t.equal(changed.body.length, 2)
+    const head = await api.admin.request('HEAD', `${path}/history`)
+    t.equal(head.status, 200, 'HEAD as GET, without the body')
+    t.equal(head.headers.get('etag'), changed.headers.get('etag'))
+    t.equal(head.text, '')
+    const post = await api.admin.post(`${path}/history`, {})
+    t.equal(post.status, 405, 'a history is only read')
+    t.match(post.headers.get('allow'), /^GET, HEAD/)
   }),
 )
 
