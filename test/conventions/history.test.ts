@@ -203,6 +203,9 @@ t.test("a user's email is in their history for them and admins only; a change be
     const seen = await alice.api.get(`${path}/history`)
     t.same(lines(seen.body), ['users.updated {}', 'users.updated null'], 'alice may read bob, not his email')
     t.notMatch(seen.text, /@/)
+    // An event from before the log kept the item's row: nothing to show as the caller may see it.
+    await api.db.query('UPDATE events SET item = NULL WHERE id = (SELECT max(id) FROM events WHERE item_id = $1)', [bob.id])
+    t.same(lines(await history(bob.api, path)), ['users.updated null', 'users.updated null'])
   }),
 )
 
