@@ -144,10 +144,16 @@ const PRUNE = `WITH expired AS (
   )
   SELECT count(*)::int AS pruned FROM expired`
 
-/** A kept event leaves the history after its collection's days, or at once when the collection keeps none now. */
+/**
+ * A kept event leaves the history after its collection's days. $3, the fewest days any collection
+ * keeps (0 when none does), bounds the index scan on occurred_at to the events some collection
+ * may have to let go, so an hourly run does not read the whole table; the events of a collection
+ * that keeps none now go once they are that old (at once when no collection keeps any).
+ */
 const PRUNE_HISTORY = `DELETE FROM history_events AS h
-   WHERE h.occurred_at < now() - make_interval(days => coalesce(
-     (SELECT k.days FROM unnest($1::text[], $2::int[]) AS k(collection, days) WHERE k.collection = h.collection), 0))`
+   WHERE h.occurred_at < now() - make_interval(days => $3)
+     AND h.occurred_at < now() - make_interval(days => coalesce(
+       (SELECT k.days FROM unnest($1::text[], $2::int[]) AS k(collection, days) WHERE k.collection = h.collection), 0))`
 
 /** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
 export async function horizonOf(statements: Statements): Promise<string> {
@@ -234,7 +240,8 @@ export function eventLog(db: Database, render: RenderEvent) {
       const collections = [...kept.keys()]
       const keptDays = [...kept.values()]
       const [row] = await db.query<{ pruned: number }>(PRUNE, [days, collections, keptDays], 'events_prune')
-      await db.query(PRUNE_HISTORY, [collections, keptDays], 'history_events_prune')
+      const fewest = keptDays.length === 0 ? 0 : Math.min(...keptDays)
+      await db.query(PRUNE_HISTORY, [collections, keptDays, fewest], 'history_events_prune')
       return row!.pruned
     },
   }

@@ -244,7 +244,8 @@ t.test('history: { days } keeps a collection\'s events past the feed\'s retentio
     await api.db.query("UPDATE history_events SET occurred_at = now() - interval '91 days'", [])
     t.equal(await eventLog(api.db, asStored).prune(7, kept), 0)
     t.same(lines(await history(api.admin, product)), ['products.updated null'])
-    // A collection that no longer keeps a longer history: its kept events go at the next pruning.
+    // A collection that no longer keeps a longer history: its kept events go at the next pruning
+    // (here no collection keeps any; else once they are as old as the fewest days one keeps).
     await api.db.query("INSERT INTO history_events (id, type, collection, item_id, occurred_at) VALUES (1, 'products.created', 'products', gen_random_uuid(), now() - interval '10 days')", [])
     await eventLog(api.db, asStored).prune(7)
     t.same(await api.db.query('SELECT id FROM history_events', []), [])
