@@ -80,7 +80,13 @@ t.test("a state move: the change's `updated` with every field and `status_change
     const alice = await api.newUser()
     const order = await alice.api.post(`${V1}/orders`, { note: 'gift' })
     const path = `${V1}/orders/${order.body.id}`
-    t.equal((await alice.api.post(`${path}/items`, { product_id: mug.id, quantity: 2 })).status, 201)
+    const item = await alice.api.post(`${path}/items`, { product_id: mug.id, quantity: 2 })
+    t.equal(item.status, 201)
+    // The item has a history of its own, for whoever may read it: its order's owner, an admin.
+    const itemHistory = `${path}/items/${item.body.id}/history`
+    t.same(lines((await alice.api.get(itemHistory)).body), ['order_items.created -'])
+    const bob = await api.newUser()
+    t.equal((await bob.api.get(itemHistory)).status, (await bob.api.get(`${path}/items/${item.body.id}`)).status, "another's order's item: as its read")
     const etag = (await alice.api.get(path)).headers.get('etag')!
     t.equal((await alice.api.patch(path, { status: 'paid', note: 'a gift' }, { 'if-match': etag })).status, 200)
     const entries = await history(alice.api, path)
