@@ -191,6 +191,27 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/api/v1/users/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a user
+         * @deprecated
+         * @description Any signed-in caller. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getUserHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/products": {
         parameters: {
             query?: never;
@@ -261,6 +282,27 @@ export interface paths {
          * @description Admins only. A field left out stays as it is; null clears a nullable one. With `trashed=only` (admins), `{"deleted_at": null}` restores the item from the trash (event `products.restored`). If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/api/v1/products/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a product
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events, and for this collection 90 days. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getProductHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/products/{parentId}/reviews": {
@@ -335,6 +377,27 @@ export interface paths {
         patch: operations["updateReview"];
         trace?: never;
     };
+    "/api/v1/products/{parentId}/reviews/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a review
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getReviewHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders": {
         parameters: {
             query?: never;
@@ -407,6 +470,27 @@ export interface paths {
         patch: operations["updateOrder"];
         trace?: never;
     };
+    "/api/v1/orders/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order
+         * @deprecated
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders/{parentId}/items": {
         parameters: {
             query?: never;
@@ -477,6 +561,27 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateOrderItem"];
+        trace?: never;
+    };
+    "/api/v1/orders/{parentId}/items/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order item
+         * @deprecated
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderItemHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -798,6 +903,54 @@ export interface components {
             /** @description Only admins set roles. */
             roles: "admin"[];
         };
+        EmailChange: {
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            from: string | null;
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            to: string | null;
+        };
+        UserNameChange: {
+            /** @example Ada Lovelace */
+            from: string | null;
+            /** @example Ada Lovelace */
+            to: string | null;
+        };
+        UserRolesChange: {
+            /** @description Only admins set roles. */
+            from: "admin"[] | null;
+            /** @description Only admins set roles. */
+            to: "admin"[] | null;
+        };
+        UserHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                email?: components["schemas"]["EmailChange"];
+                name?: components["schemas"]["UserNameChange"];
+                roles?: components["schemas"]["UserRolesChange"];
+            } | null;
+        };
         UserCreate: {
             /**
              * Format: email
@@ -911,6 +1064,121 @@ export interface components {
              * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
              */
             deleted_at?: string;
+        };
+        ProductNameChange: {
+            /** @example Espresso cup */
+            from: string | null;
+            /** @example Espresso cup */
+            to: string | null;
+        };
+        ProductSkuChange: {
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            from: string | null;
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            to: string | null;
+        };
+        ProductPriceChange: {
+            /** @example 12.5 */
+            from: number | null;
+            /** @example 12.5 */
+            to: number | null;
+        };
+        ProductCostChange: {
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
+            from: number | null;
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
+            to: number | null;
+        };
+        Int32Change: {
+            /**
+             * Format: int32
+             * @example 40
+             */
+            from: number | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            to: number | null;
+        };
+        ProductStatusChange: {
+            /** @enum {string|null} */
+            from: "draft" | "active" | "archived" | null;
+            /** @enum {string|null} */
+            to: "draft" | "active" | "archived" | null;
+        };
+        ProductDescriptionChange: {
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            from: string | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            to: string | null;
+        };
+        ProductTagsChange: {
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            from: string[] | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            to: string[] | null;
+        };
+        ProductReviewCountChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ProductRatingAverageChange: {
+            from: number | null;
+            to: number | null;
+        };
+        ProductHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                name?: components["schemas"]["ProductNameChange"];
+                sku?: components["schemas"]["ProductSkuChange"];
+                price?: components["schemas"]["ProductPriceChange"];
+                cost?: components["schemas"]["ProductCostChange"];
+                stock?: components["schemas"]["Int32Change"];
+                status?: components["schemas"]["ProductStatusChange"];
+                description?: components["schemas"]["ProductDescriptionChange"];
+                tags?: components["schemas"]["ProductTagsChange"];
+                review_count?: components["schemas"]["ProductReviewCountChange"];
+                rating_average?: components["schemas"]["ProductRatingAverageChange"];
+            } | null;
         };
         ProductCreate: {
             /** @example Espresso cup */
@@ -1056,6 +1324,66 @@ export interface components {
              */
             author_id: string | null;
         };
+        UuidChange: {
+            /** Format: uuid */
+            from: string | null;
+            /** Format: uuid */
+            to: string | null;
+        };
+        ReviewRatingChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ReviewTitleChange: {
+            /** @example Keeps the crema */
+            from: string | null;
+            /** @example Keeps the crema */
+            to: string | null;
+        };
+        ReviewBodyChange: {
+            /** @example Thick walls; the coffee stays hot. */
+            from: string | null;
+            /** @example Thick walls; the coffee stays hot. */
+            to: string | null;
+        };
+        ReviewAuthorIdChange: {
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            to: string | null;
+        };
+        ReviewHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                product_id?: components["schemas"]["UuidChange"];
+                rating?: components["schemas"]["ReviewRatingChange"];
+                title?: components["schemas"]["ReviewTitleChange"];
+                body?: components["schemas"]["ReviewBodyChange"];
+                author_id?: components["schemas"]["ReviewAuthorIdChange"];
+            } | null;
+        };
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
@@ -1135,6 +1463,67 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        OrderUserIdChange: {
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            to: string | null;
+        };
+        OrderStatusChange: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            from: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            to: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+        };
+        OrderNoteChange: {
+            /** @example Leave it with the neighbour. */
+            from: string | null;
+            /** @example Leave it with the neighbour. */
+            to: string | null;
+        };
+        OrderTotalChange: {
+            /** @description The sum of quantity * unit_price over the items. */
+            from: number | null;
+            /** @description The sum of quantity * unit_price over the items. */
+            to: number | null;
+        };
+        OrderHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                user_id?: components["schemas"]["OrderUserIdChange"];
+                status?: components["schemas"]["OrderStatusChange"];
+                note?: components["schemas"]["OrderNoteChange"];
+                total?: components["schemas"]["OrderTotalChange"];
+            } | null;
+        };
         OrderCreate: {
             /** @example Leave it with the neighbour. */
             note?: string | null;
@@ -1212,6 +1601,59 @@ export interface components {
              * @example 12.5
              */
             unit_price: number;
+        };
+        OrderItemProductIdChange: {
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            to: string | null;
+        };
+        OrderItemQuantityChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        OrderItemUnitPriceChange: {
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
+            from: number | null;
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
+            to: number | null;
+        };
+        OrderItemHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                order_id?: components["schemas"]["UuidChange"];
+                product_id?: components["schemas"]["OrderItemProductIdChange"];
+                quantity?: components["schemas"]["OrderItemQuantityChange"];
+                unit_price?: components["schemas"]["OrderItemUnitPriceChange"];
+            } | null;
         };
         OrderItemCreate: {
             /**
@@ -2677,6 +3119,70 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getUserHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["UserHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProducts: {
         parameters: {
             query?: {
@@ -3620,6 +4126,69 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getProductHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ProductHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listReviews: {
         parameters: {
             query?: {
@@ -4325,6 +4894,71 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReviewHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ReviewHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5078,6 +5712,70 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getOrderHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listOrderItems: {
         parameters: {
             query?: {
@@ -5801,6 +6499,72 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrderItemHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The order's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderItemHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

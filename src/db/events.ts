@@ -126,6 +126,35 @@ const PAGE = `SELECT tx::text AS tx, id::text AS id, type, collection, item_id, 
    ORDER BY events.tx, events.id
    LIMIT $5`
 
+/**
+ * The log's retention, in one statement: the expired events leave the log (and their webhook
+ * deliveries with them) and those of collections that keep a longer history ($2, $3: names and
+ * days) move to history_events. The feed never sees them again: its 410 and its oldest event are
+ * the log's, as they were before any collection kept its history.
+ */
+const PRUNE = `WITH expired AS (
+    DELETE FROM events WHERE occurred_at < now() - make_interval(days => $1)
+    RETURNING id, type, collection, item_id, occurred_at, actor_id, item, data
+  ), moved AS (
+    INSERT INTO history_events (id, type, collection, item_id, occurred_at, actor_id, item, data)
+    SELECT e.id, e.type, e.collection, e.item_id, e.occurred_at, e.actor_id, e.item, e.data
+      FROM expired AS e JOIN unnest($2::text[], $3::int[]) AS k(collection, days) ON k.collection = e.collection
+     WHERE e.occurred_at >= now() - make_interval(days => k.days)
+    ON CONFLICT (id) DO NOTHING
+  )
+  SELECT count(*)::int AS pruned FROM expired`
+
+/**
+ * A kept event leaves the history after its collection's days. $3, the fewest days any collection
+ * keeps (0 when none does), bounds the index scan on occurred_at to the events some collection
+ * may have to let go, so an hourly run does not read the whole table; the events of a collection
+ * that keeps none now go once they are that old (at once when no collection keeps any).
+ */
+const PRUNE_HISTORY = `DELETE FROM history_events AS h
+   WHERE h.occurred_at < now() - make_interval(days => $3)
+     AND h.occurred_at < now() - make_interval(days => coalesce(
+       (SELECT k.days FROM unnest($1::text[], $2::int[]) AS k(collection, days) WHERE k.collection = h.collection), 0))`
+
 /** The feed's visibility horizon now (HORIZON): events of transactions below it are all there is to read. */
 export async function horizonOf(statements: Statements): Promise<string> {
   const [{ horizon }] = (await statements.query<{ horizon: string }>(HORIZON, [], 'events_horizon')) as [{ horizon: string }]
@@ -202,10 +231,18 @@ export function eventLog(db: Database, render: RenderEvent) {
       return { position: rows[0] ? { tx: BigInt(rows[0].tx), id: Number(rows[0].id) } : START, horizon: BigInt(horizon) }
     },
 
-    /** Deletes events older than `days`. */
-    async prune(days: number): Promise<number> {
-      const rows = await db.query("DELETE FROM events WHERE occurred_at < now() - make_interval(days => $1) RETURNING 1", [days])
-      return rows.length
+    /**
+     * Deletes events older than `days` from the log; those of a collection in `kept` (its days of
+     * history) move to the history's table while they are younger than that, and leave it after.
+     * The number of events the log no longer has.
+     */
+    async prune(days: number, kept: ReadonlyMap<string, number> = new Map()): Promise<number> {
+      const collections = [...kept.keys()]
+      const keptDays = [...kept.values()]
+      const [row] = await db.query<{ pruned: number }>(PRUNE, [days, collections, keptDays], 'events_prune')
+      const fewest = keptDays.length === 0 ? 0 : Math.min(...keptDays)
+      await db.query(PRUNE_HISTORY, [collections, keptDays, fewest], 'history_events_prune')
+      return row!.pruned
     },
   }
 }

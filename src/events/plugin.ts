@@ -11,7 +11,7 @@ import { eventLog, type EventLog } from '../db/events.js'
 import { webhookDeliveries, type WebhookDeliveries } from '../db/webhooks.js'
 import { every, PRUNE_EVERY_MS } from '../http/housekeeping.js'
 import { SAFE_METHODS } from '../http/methods.js'
-import type { Collection } from '../resources/collection.js'
+import { historyKept, type Collection } from '../resources/collection.js'
 import { createSender } from '../webhooks/send.js'
 import { startWorker, type WebhookWorker } from '../webhooks/worker.js'
 import { createOutbox, type Outbox } from './outbox.js'
@@ -46,7 +46,9 @@ export interface EventServices {
 export function installEvents(app: FastifyInstance, { db, collections, newest, config }: EventsOptions): EventServices {
   const outbox = createOutbox(newest, collections)
   const log = eventLog(db, outbox.render)
-  every(app, PRUNE_EVERY_MS, 'delete expired events', () => log.prune(config.eventsRetentionDays))
+  // Collections that keep their history longer keep their events out of the feed's sight.
+  const kept = historyKept(collections)
+  every(app, PRUNE_EVERY_MS, 'delete expired events', () => log.prune(config.eventsRetentionDays, kept))
   const tailer = createTailer(log, (error) => app.log.warn({ err: error }, 'could not read new events for the streams'))
   const versions = collectionVersions(tailer, (error) => app.log.warn({ err: error }, 'could not start following the event log'))
   // Before the answer leaves: a client that reads after its write revalidates against it.

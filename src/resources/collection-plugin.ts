@@ -1,4 +1,4 @@
-/** Registers a collection's routes: list, read, create, replace, patch, delete (HEAD and OPTIONS follow). */
+/** Registers a collection's routes: list, read, an item's history, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
 import { Timestamp } from '../schema-types.js'
@@ -6,7 +6,7 @@ import type { Database } from '../db/client.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
-import type { Collection } from './collection.js'
+import { hasHistory, type Collection } from './collection.js'
 import { fieldsParameter } from './field-selection.js'
 import { includeParameters } from './include.js'
 import { listQuerySchema } from './list-query/parse.js'
@@ -14,6 +14,8 @@ import { restrictedReads } from './permissions.js'
 import type { Params } from './caller-access.js'
 import { handlerContext, type Body, type CollectionServices } from './handler-context.js'
 import { listHandler, readHandler } from './read-handlers.js'
+import { historyHandler } from './history/handler.js'
+import { historyOperation } from './history/operation.js'
 import { createdBefore, createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 import { deleteManyHandler, patchManyHandler } from './change-many.js'
 
@@ -64,6 +66,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
 
   app.get(base, route(reads.list), listHandler(context))
   app.get(item, route(reads.read), readHandler(context))
+  if (hasHistory(collection)) app.get(`${item}/history`, route(historyOperation(app, collection, schemas.item)), historyHandler(context))
   if (collection.options.writes === false) return
   const ops = writes()
   const create = write(ops.create)

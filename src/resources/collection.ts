@@ -34,6 +34,16 @@ export type EventAction = 'created' | 'updated' | 'deleted' | 'trashed' | 'resto
 /** The name events give a collection: its table's, so that nested ones stay unambiguous (`order_items`). */
 export const eventCollection = (collection: Collection): string => collection.options.table ?? collection.name
 
+/** The most days a collection may keep its history: a hundred years. */
+export const MAX_HISTORY_DAYS = 36_500
+
+/** Whether an item's history can be told: every change of the collection's items is an event. */
+export const hasHistory = (collection: Collection): boolean => collection.options.changedWithoutEvents !== true
+
+/** The collections that keep their history longer than the feed, by their events' name: their days. */
+export const historyKept = (collections: readonly Collection[]): ReadonlyMap<string, number> =>
+  new Map(collections.filter((c) => c.options.history).map((c) => [eventCollection(c), c.options.history!.days]))
+
 /** Who may make a move: the item's owner, an admin. */
 export type Mover = 'owner' | 'admin'
 
@@ -191,6 +201,14 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
    * null while live); a top-level collection only: a nested item goes with its parent.
    */
   trash?: { days: number }
+  /**
+   * An item's history (`GET .../{id}/history`) reaches back `days`, longer than the change feed
+   * keeps events (EVENTS_RETENTION_DAYS): pruning moves the collection's older events to the
+   * history's own table, where the feed never reads (src/db/events.ts). Without it, an item's
+   * history reaches as far back as the feed. A collection the service changes without events
+   * (`changedWithoutEvents`) has no history.
+   */
+  history?: { days: number }
 }
 
 export interface WriteOnlyField<Column extends string = string> {
@@ -322,6 +340,12 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
     checkStateMachine(name, options.states, state.values)
     // A transition's event carries `from` and `to` beside the item's fields.
     if (field.has('from') || field.has('to')) throw new TypeError(`collection ${name}: a collection with states has no fields named from or to`)
+  }
+  if (options.history) {
+    const { days } = options.history
+    if (!Number.isInteger(days) || days < 1 || days > MAX_HISTORY_DAYS) throw new TypeError(`collection ${name}: history days must be a whole number from 1 to ${MAX_HISTORY_DAYS}`)
+    // Its changes without events would be missing from it.
+    if (options.changedWithoutEvents) throw new TypeError(`collection ${name}: a collection changed without events keeps no history`)
   }
   const summaryFields = [...pick(field, summaryNames, 'summary', name).values()]
   const columnsOf = (chosen: readonly Field[]) => [

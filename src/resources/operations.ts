@@ -25,7 +25,7 @@ export function singularName(table: string): string {
 }
 
 /** `orderItem` → `an order item`: one item in words, unless the collection names it (`noun`). */
-function itemNoun(collection: Collection): string {
+export function itemNoun(collection: Collection): string {
   const words = collection.options.model.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`)
   return collection.options.noun ?? `${/^[aeiou]/.test(words) ? 'an' : 'a'} ${words}`
 }
@@ -37,10 +37,10 @@ function listed(collection: Collection): string {
   return parent ? `${itemNoun(parent)}'s ${items}` : items
 }
 
-const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
+export const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
 
 /** Who may call an operation under each rule, for its description. */
-const WHO: Record<AccessRule, string> = {
+export const WHO: Record<AccessRule, string> = {
   public: 'Anyone may call this; signed-in callers may see more.',
   authenticated: 'Any signed-in caller.',
   admin: 'Admins only.',
@@ -56,9 +56,9 @@ const whoLists = (rule: AccessRule, nested: boolean) =>
  * A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones
  * (writes always can: errors()); so can one of the trash, which only admins see.
  */
-const refusals = (rule: AccessRule, trash: unknown) => (rule === 'public' && !trash ? [] : [403])
+export const refusals = (rule: AccessRule, trash: unknown) => (rule === 'public' && !trash ? [] : [403])
 
-const JSON_TYPES = ['application/json']
+export const JSON_TYPES = ['application/json']
 const PATCH_TYPES = ['application/json', 'application/merge-patch+json']
 
 /** A route's schema, and what only the document takes (DocumentedRoute). */

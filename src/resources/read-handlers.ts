@@ -17,7 +17,7 @@ import type { Extra } from './store.js'
 import { onShelf, shelfOf } from './trash.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
-function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
+export function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
   const outcome = evaluate(request, validators)
   setValidators(reply, validators)
   allowCaching(request, reply, maxAge)

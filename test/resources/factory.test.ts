@@ -101,6 +101,9 @@ t.test('a declaration that does not fit its schema fails at startup, naming the 
     /text search field "name" has a read rule; a search would reveal it/,
   )
   t.throws(() => defineCollection({ ...base, textSearch: { price: 'A' } }), /text search field "price" must be a text field/)
+  for (const days of [0, 1.5, 36_501]) t.throws(() => defineCollection({ ...base, history: { days } }), /history days must be a whole number from 1 to 36500/, `history of ${days} days`)
+  t.throws(() => defineCollection({ ...base, history: { days: 30 }, changedWithoutEvents: true }), /a collection changed without events keeps no history/)
+  t.ok(defineCollection({ ...base, history: { days: 36_500 } }), 'a hundred years')
 })
 
 // Checked by the type-check `npm test` runs: each `@ts-expect-error` fails it when its line compiles.

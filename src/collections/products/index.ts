@@ -29,4 +29,6 @@ export const products = defineCollection({
   versions: { 2: { price: moneyView(), cost: nullableMoneyView() } },
   // DELETE moves a product to the trash; admins restore it within 30 days (src/resources/trash.ts).
   trash: { days: 30 },
+  // A product's history (prices, stock, status) reaches back a quarter, past the feed's week.
+  history: { days: 90 },
 })
