@@ -1068,6 +1068,18 @@ export interface components {
             from: number | null;
             to: number | null;
         };
+        DateTimeChange: {
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            from: string | null;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            to: string | null;
+        };
         ProductHistoryEntry: {
             /**
              * Format: int64
@@ -1095,6 +1107,7 @@ export interface components {
                 tags?: components["schemas"]["ProductTagsChange"];
                 review_count?: components["schemas"]["ProductReviewCountChange"];
                 rating_average?: components["schemas"]["ProductRatingAverageChange"];
+                deleted_at?: components["schemas"]["DateTimeChange"];
             } | null;
         };
         ProductCreate: {
@@ -3867,6 +3880,8 @@ export interface operations {
                 size?: number;
                 /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
                 cursor?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
             };
             header?: {
                 /** @description On a read: 304 without a body when the ETag is still this one. */
@@ -3910,6 +3925,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
