@@ -196,6 +196,7 @@ eachDatabase(t, async (t, api) => {
     const item = v2.paths['/api/v2/products/{id}']!.get!
     t.same(item.parameters!.map((p) => [p.in, p.name, p.required]), [
       ['query', 'fields', false],
+      ['query', 'trashed', false],
       ['query', 'include', false],
       ['query', 'include[reviews][size]', false],
       ['query', 'fields[reviews]', false],
@@ -206,7 +207,7 @@ eachDatabase(t, async (t, api) => {
       ['header', 'If-Modified-Since', false],
       ['header', 'If-Match', false],
       ['header', 'If-Unmodified-Since', false],
-    ], 'the fields, the relations to embed, the id, and the conditional request headers')
+    ], 'the fields, the trash, the relations to embed, the id, and the conditional request headers')
     // Orders need If-Match on every change (428 without it); products do not.
     const ifMatch = (path: string) => v2.paths[path]!.patch!.parameters!.find((p) => p.name === 'If-Match')
     t.match(ifMatch('/api/v2/orders/{id}'), { in: 'header', required: true })
