@@ -1,4 +1,4 @@
-/** Registers a collection's routes: list, read, create, replace, patch, delete (HEAD and OPTIONS follow). */
+/** Registers a collection's routes: list, aggregates (when it declares them), read, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
 import type { Database } from '../db/client.js'
@@ -15,6 +15,9 @@ import { handlerContext, type Body, type CollectionServices } from './handler-co
 import { listHandler, readHandler } from './read-handlers.js'
 import { createdBefore, createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 import { deleteManyHandler, patchManyHandler } from './change-many.js'
+import { aggregatesHandler } from './aggregates/handler.js'
+import { aggregatesOperation } from './aggregates/operation.js'
+import { aggregateViews } from './aggregates/represent.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
@@ -51,6 +54,11 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
   app.get(base, route(reads.list), listHandler(context))
+  if (collection.aggregates) {
+    // A static segment: find-my-way matches it before the item's `:id`, so no item id (a UUID) is shadowed.
+    const views = aggregateViews(collection, version, context.version.schemas.item)
+    app.get(`${base}/aggregates`, route(aggregatesOperation(app, collection, query, views.schema)), aggregatesHandler(context, views))
+  }
   app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return
   const ops = writes()

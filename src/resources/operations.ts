@@ -15,7 +15,7 @@ import type { Collection } from './collection.js'
 import { MAX_PAGE_SIZE } from './list-query/plan.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
-const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
+export const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
 
 /** `order_items` → `OrderItem`, `webhook_deliveries` → `WebhookDelivery`: a component's name and an operationId's noun. */
 export function singularName(table: string): string {
@@ -30,13 +30,13 @@ function itemNoun(collection: Collection): string {
 }
 
 /** What a list's summary calls its items: `products`; below a parent, `a product's reviews`. */
-function listed(collection: Collection): string {
+export function listed(collection: Collection): string {
   const items = collection.name.replace(/[-_]/g, ' ')
   const parent = collection.options.parent?.collection
   return parent ? `${itemNoun(parent)}'s ${items}` : items
 }
 
-const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
+export const security = (rule: AccessRule) => (rule === 'public' ? OPTIONAL_AUTH : REQUIRED_AUTH)
 
 /** Who may call an operation under each rule, for its description. */
 const WHO: Record<AccessRule, string> = {
@@ -48,7 +48,7 @@ const WHO: Record<AccessRule, string> = {
 }
 
 /** Who may list: an owner-scoped list of a collection's own items shows each caller theirs (resources/handler-context.ts). */
-const whoLists = (rule: AccessRule, nested: boolean) =>
+export const whoLists = (rule: AccessRule, nested: boolean) =>
   rule === 'owner-or-admin' && !nested ? 'Any signed-in caller: each lists the items they own, an admin every item.' : WHO[rule]
 
 /** A read whose rule is not `public` can refuse: 401 without credentials, 403 with the wrong ones (writes always can: errors()). */

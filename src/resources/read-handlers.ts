@@ -16,7 +16,7 @@ import { currentTag, listTag } from './revalidation.js'
 import type { Extra } from './store.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
-function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
+export function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
   const outcome = evaluate(request, validators)
   setValidators(reply, validators)
   allowCaching(request, reply, maxAge)
