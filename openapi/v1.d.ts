@@ -227,6 +227,27 @@ export interface paths {
         patch: operations["updateProducts"];
         trace?: never;
     };
+    "/api/v1/products/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate products
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/products/{id}": {
         parameters: {
             query?: never;
@@ -299,6 +320,27 @@ export interface paths {
         patch: operations["updateReviews"];
         trace?: never;
     };
+    "/api/v1/products/{parentId}/reviews/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate a product's reviews
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/products/{parentId}/reviews/{id}": {
         parameters: {
             query?: never;
@@ -369,6 +411,27 @@ export interface paths {
          * @description Admins only. Every orders item the filters match (at least one filter; no paging or sort), in one transaction; `Prefer: max-affected=N` (at most 1000) is required, and when more than N match the answer is 400 TOO_MANY_AFFECTED and nothing changes. Each item changes as a PATCH of it would, with its rules and its event.
          */
         patch: operations["updateOrders"];
+        trace?: never;
+    };
+    "/api/v1/orders/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate orders
+         * @deprecated
+         * @description Any signed-in caller: each aggregates the items they own, an admin every item. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/orders/{id}": {
@@ -643,7 +706,7 @@ export interface components {
                  * @description A stable code from the catalogue; never renamed or reused.
                  * @enum {string}
                  */
-                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "TOO_MANY_GROUPS" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
                 /** @description For people: what went wrong and what to do. */
                 message: string;
                 /** @description One entry per field or parameter at fault (the first 100); empty when there is none. */
@@ -902,6 +965,51 @@ export interface components {
             /** @enum {string} */
             status: "draft" | "active" | "archived";
         };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        ProductAggregate: {
+            /** @enum {string} */
+            status?: "draft" | "active" | "archived";
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /**
+             * @description The least value of price; null when no item has one.
+             * @example 12.5
+             */
+            min_price?: number | null;
+            /**
+             * @description The greatest value of price; null when no item has one.
+             * @example 12.5
+             */
+            max_price?: number | null;
+            /**
+             * @description The average (rounded to 2 decimals) of price; null when no item has one.
+             * @example 12.5
+             */
+            avg_price?: number | null;
+            /**
+             * Format: int64
+             * @description The sum of stock; null when no item has one.
+             */
+            sum_stock?: number | null;
+            /**
+             * @description The least value of cost; null when no item has one.
+             * @example 12.5
+             */
+            min_cost?: number | null;
+            /**
+             * @description The greatest value of cost; null when no item has one.
+             * @example 12.5
+             */
+            max_cost?: number | null;
+            /**
+             * @description The average (rounded to 2 decimals) of cost; null when no item has one.
+             * @example 12.5
+             */
+            avg_cost?: number | null;
+        };
         ProductCreate: {
             /** @example Espresso cup */
             name: string;
@@ -1046,6 +1154,28 @@ export interface components {
              */
             author_id: string | null;
         };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        ReviewAggregate: {
+            /** Format: int32 */
+            rating?: number;
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /** @description The average (rounded to 2 decimals) of rating; null when no item has one. */
+            avg_rating?: number | null;
+            /**
+             * Format: int32
+             * @description The least value of rating; null when no item has one.
+             */
+            min_rating?: number | null;
+            /**
+             * Format: int32
+             * @description The greatest value of rating; null when no item has one.
+             */
+            max_rating?: number | null;
+        };
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
@@ -1124,6 +1254,32 @@ export interface components {
             total: number;
             /** Format: date-time */
             created_at: string;
+        };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        OrderAggregate: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @enum {string}
+             */
+            status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            user_id?: string;
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /** @description The sum of total; null when no item has one. */
+            sum_total?: number | null;
+            /** @description The average (rounded to 2 decimals) of total; null when no item has one. */
+            avg_total?: number | null;
+            /** @description The least value of total; null when no item has one. */
+            min_total?: number | null;
+            /** @description The greatest value of total; null when no item has one. */
+            max_total?: number | null;
         };
         OrderCreate: {
             /** @example Leave it with the neighbour. */
@@ -3304,6 +3460,177 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    aggregateProducts: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: status. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, min:price, max:price, avg:price, sum:stock, min:cost, max:cost, avg:cost. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
+                q?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                sku?: string;
+                /** @description Not equal to. */
+                "sku[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "sku[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "sku[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                price?: string;
+                /** @description Not equal to. */
+                "price[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "price[in]"?: string;
+                /** @description Greater than. */
+                "price[gt]"?: string;
+                /** @description At least. */
+                "price[gte]"?: string;
+                /** @description Less than. */
+                "price[lt]"?: string;
+                /** @description At most. */
+                "price[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                stock?: number;
+                /** @description Not equal to. */
+                "stock[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "stock[in]"?: string;
+                /** @description Greater than. */
+                "stock[gt]"?: number;
+                /** @description At least. */
+                "stock[gte]"?: number;
+                /** @description Less than. */
+                "stock[lt]"?: number;
+                /** @description At most. */
+                "stock[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                status?: "draft" | "active" | "archived";
+                /** @description Not equal to. */
+                "status[ne]"?: "draft" | "active" | "archived";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                tags?: string;
+                /** @description Any of these comma-separated values. */
+                "tags[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                description?: string;
+                /** @description Not equal to. */
+                "description[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "description[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "description[contains]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "description[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                review_count?: number;
+                /** @description Not equal to. */
+                "review_count[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "review_count[in]"?: string;
+                /** @description Greater than. */
+                "review_count[gt]"?: number;
+                /** @description At least. */
+                "review_count[gte]"?: number;
+                /** @description Less than. */
+                "review_count[lt]"?: number;
+                /** @description At most. */
+                "review_count[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductAggregate"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ProductAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getProduct: {
         parameters: {
             query?: {
@@ -4001,6 +4328,109 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    aggregateReviews: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: rating. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, avg:rating, min:rating, max:rating. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                rating?: number;
+                /** @description Not equal to. */
+                "rating[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "rating[in]"?: string;
+                /** @description Greater than. */
+                "rating[gt]"?: number;
+                /** @description At least. */
+                "rating[gte]"?: number;
+                /** @description Less than. */
+                "rating[lt]"?: number;
+                /** @description At most. */
+                "rating[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                author_id?: string;
+                /** @description Not equal to. */
+                "author_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "author_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "author_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAggregate"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ReviewAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4753,6 +5183,123 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    aggregateOrders: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: status, user_id. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, sum:total, avg:total, min:total, max:total. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Not equal to. */
+                "status[ne]"?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                total?: string;
+                /** @description Not equal to. */
+                "total[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "total[in]"?: string;
+                /** @description Greater than. */
+                "total[gt]"?: string;
+                /** @description At least. */
+                "total[gte]"?: string;
+                /** @description Less than. */
+                "total[lt]"?: string;
+                /** @description At most. */
+                "total[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                user_id?: string;
+                /** @description Not equal to. */
+                "user_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "user_id[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderAggregate"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

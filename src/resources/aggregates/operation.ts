@@ -45,6 +45,8 @@ export function aggregatesOperation(api: FastifyInstance, collection: Collection
     })),
     ...Object.fromEntries(filters),
   })
+  // An owner-scoped list's rule, in this operation's words.
+  const ownItems = access.list === 'owner-or-admin' && !parent
   const parentParams = parent ? Type.Object({ parentId: Id({ description: `The ${singularName(parent.collection.options.table ?? parent.collection.name).toLowerCase()}'s id.` }) }) : undefined
   return {
     schema: {
@@ -53,8 +55,9 @@ export function aggregatesOperation(api: FastifyInstance, collection: Collection
       operationId: `aggregate${pluralName(table)}`,
       summary: `Aggregate ${listed(collection)}`,
       description:
-        `${whoLists(access.list, parent !== undefined)} Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), ` +
-        `grouped by the group_by fields and sorted by them; at most ${MAX_GROUPS} groups (more: 400 TOO_MANY_GROUPS). ` +
+        `${ownItems ? 'Any signed-in caller: each aggregates the items they own, an admin every item.' : whoLists(access.list, parent !== undefined)} ` +
+        "Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), " +
+        `grouped by the group_by fields and sorted by them; at most ${MAX_GROUPS.toLocaleString('en')} groups (more: 400 TOO_MANY_GROUPS). ` +
         'A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.',
       security: security(access.list),
       response: {

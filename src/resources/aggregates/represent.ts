@@ -59,11 +59,12 @@ export function aggregateViews(collection: Collection, version: number, item: TO
   for (const metric of spec.metrics.values()) convert.set(metric.name, shownAs(converterOf({ kind: kindOf(metric) }), viewOf(metric)))
 
   function metricSchema(metric: Metric): TSchema {
-    if (metric.fn === 'count') return Type.Integer({ format: 'int64', minimum: 0, description: 'How many items match (in the group).' })
+    if (metric.fn === 'count') return Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'How many items match (in the group).' })
     const { field, fn } = metric
     const described = (schema: TSchema) => ({ ...orNull(schema), description: `The ${DESCRIBED[fn]} of ${field.name}; null when no item has one.` }) as TSchema
     if (fn === 'avg' && field.kind === 'integer') return described(Type.Number({ minimum: field.range![0], maximum: field.range![1] }))
-    if (fn === 'sum' && field.kind === 'integer') return described(Type.Integer({ format: 'int64', ...(field.range![0] >= 0 ? { minimum: 0 } : {}) }))
+    // A sum of integers is a bigint in SQL, answered as a number: exact while it is a safe integer.
+    if (fn === 'sum' && field.kind === 'integer') return described(Type.Integer({ format: 'int64', minimum: field.range![0] >= 0 ? 0 : -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }))
     const own = viewOf(metric)?.schema ?? shown[field.name]!
     return described((fn === 'sum' ? unbounded(own) : own) as TSchema)
   }
