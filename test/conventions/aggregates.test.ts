@@ -1,11 +1,17 @@
 // GET /{collection}/aggregates (DESIGN "Data over time"): counts, sums, averages, least and
 // greatest values over the fields a collection declares, grouped and sorted by the group keys,
 // with the list's filters, row rules and field rules; at most 1,000 groups; ETag and 304.
+import pg from 'pg'
 import t from 'tap'
-import { eachDatabase, readsSeen, V1, type Api } from '../helpers/api.js'
+import { products } from '../../src/collections/products/index.js'
+import { uuidv7 } from '../../src/ids.js'
+import { aggregateSpec } from '../../src/resources/aggregates/spec.js'
+import { defineCollection } from '../../src/resources/collection.js'
+import type { Field } from '../../src/resources/fields.js'
+import { eachDatabase, readsSeen, startApi, V1, type Api } from '../helpers/api.js'
+import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
-import { uuidv7 } from '../../src/ids.js'
 
 const V2 = '/api/v2'
 const STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
@@ -279,3 +285,39 @@ t.test('the route: a static path beside the items, only where declared; other me
     t.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS')
   }),
 )
+
+t.test('a declaration that cannot be served fails at startup, naming the problem', async (t) => {
+  const { name, model, schemas, access, computed } = products.options
+  const base = { name, model: model as 'product', schemas, access, computed }
+  const declare = (aggregates: object) => () => defineCollection({ ...base, aggregates: aggregates as never })
+  t.throws(declare({ groupBy: ['colour'], metrics: {} }), /aggregates: group_by field "colour" is not in the item schema/)
+  t.throws(declare({ groupBy: ['tags'], metrics: {} }), /cannot group by "tags", a string\[\] field/)
+  t.throws(declare({ groupBy: [], metrics: { rating_average: ['avg'] } }), /metric field "rating_average" is computed, not stored/)
+  t.throws(declare({ groupBy: [], metrics: { name: ['sum'] } }), /sum cannot take "name", a string field; sum takes integer, number fields/)
+  t.throws(declare({ groupBy: [], metrics: { status: ['max'] } }), /max cannot take "status", an enum field/)
+  t.throws(declare({ groupBy: [], metrics: { price: ['median'] } }), /"median" is not a function; use sum, avg, min or max/)
+  // No column of the shop is named as a metric; a field that were would be refused.
+  const count: Field = { ...products.field.get('stock')!, name: 'count' }
+  t.throws(() => aggregateSpec('bad', { groupBy: ['count'], metrics: {} }, new Map([['count', count]])), /group_by field "count" has a metric's name/)
+  t.ok(declare({ groupBy: ['status', 'created_at'], metrics: { price: ['sum', 'avg', 'min', 'max'], created_at: ['min', 'max'], name: ['min'] } })().aggregates, 'what fits is served')
+})
+
+t.test('an aggregate past STATEMENT_TIMEOUT_MS answers what a list does: 503 with Retry-After', { skip: !databaseKinds().includes('postgres') && 'no PostgreSQL' }, async (t) => {
+  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 300 })
+  await api.admin.post(`${V1}/orders`, {})
+  const locker = new pg.Client({ connectionString: (api.databaseConfig as { url: string }).url })
+  await locker.connect()
+  t.teardown(() => locker.end())
+  await locker.query('BEGIN')
+  // The aggregate's statement waits for the lock past its time limit, and is cancelled.
+  await locker.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE')
+  const list = await api.admin.get(`${V1}/orders`)
+  const aggregate = await api.admin.get(`${V1}/orders/aggregates?group_by=status&metrics=count,sum:total`)
+  for (const [what, answer] of [['the list', list], ['the aggregate', aggregate]] as const) {
+    t.equal(answer.status, 503, `${what}: 503`)
+    t.equal(answer.body.error.code, 'SERVICE_UNAVAILABLE', what)
+    t.match(answer.headers.get('retry-after'), /^\d+$/, `${what}: Retry-After`)
+  }
+  await locker.query('ROLLBACK')
+  t.same((await api.admin.get(`${V1}/orders/aggregates?metrics=count`)).body, [{ count: 1 }], 'and then answers again')
+})

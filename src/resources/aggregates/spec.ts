@@ -26,6 +26,9 @@ export interface AggregateSpec {
   readonly metrics: ReadonlyMap<string, Metric>
 }
 
+/** `a string field`, `an enum field`. */
+const aKind = (kind: FieldKind) => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} field`
+
 /** Kinds a group's key may be: one value per item, compared for equality (not text lists). */
 const GROUPABLE: ReadonlySet<FieldKind> = new Set(['string', 'integer', 'number', 'boolean', 'datetime', 'uuid', 'enum'])
 /** Kinds each function takes: sums and averages of numbers, the least and greatest of what sorts. */
@@ -51,7 +54,7 @@ export function aggregateSpec(collection: string, declared: AggregatesOptions, f
   const groupable = new Map<string, Field>()
   for (const name of declared.groupBy) {
     const field = stored(name, 'group_by')
-    if (!GROUPABLE.has(field.kind)) throw fail(`cannot group by "${name}", a ${field.kind} field`)
+    if (!GROUPABLE.has(field.kind)) throw fail(`cannot group by "${name}", ${aKind(field.kind)}`)
     groupable.set(name, field)
   }
   const metrics = new Map<string, Metric>([['count', { fn: 'count', name: 'count' }]])
@@ -59,7 +62,7 @@ export function aggregateSpec(collection: string, declared: AggregatesOptions, f
     const field = stored(name, 'metric')
     for (const fn of functions) {
       if (!TAKES[fn]) throw fail(`"${fn}" is not a function; use sum, avg, min or max`)
-      if (!TAKES[fn].has(field.kind)) throw fail(`${fn} cannot take "${name}", a ${field.kind} field; ${fn} takes ${[...TAKES[fn]].join(', ')} fields`)
+      if (!TAKES[fn].has(field.kind)) throw fail(`${fn} cannot take "${name}", ${aKind(field.kind)}; ${fn} takes ${[...TAKES[fn]].join(', ')} fields`)
       metrics.set(`${fn}:${name}`, { fn, name: `${fn}_${name}`, field })
     }
   }
