@@ -268,6 +268,10 @@ t.test('ETag and 304: revalidated without a query while nothing changed; a new o
     t.same(changed.body, [{ status: 'pending', count: 2, sum_total: 0 }])
     t.not(changed.headers.get('etag'), sent, 'under a new tag')
     t.equal((await alice.api.get(url, { 'if-none-match': changed.headers.get('etag')! })).status, 304)
+    t.equal((await alice.api.get(url, { 'if-match': changed.headers.get('etag')! })).status, 200, 'If-Match with the current tag: the answer')
+    const stale = await alice.api.get(url, { 'if-match': sent })
+    t.equal(stale.status, 412, 'If-Match with a tag of before the change: 412')
+    t.equal(stale.body.error.code, 'PRECONDITION_FAILED')
   }),
 )
 
