@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
 import type { Database } from '../db/client.js'
 import { idempotent } from '../http/idempotency.js'
+import { refuseMethods } from '../http/routes.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import type { Collection } from './collection.js'
@@ -56,8 +57,13 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   app.get(base, route(reads.list), listHandler(context))
   if (collection.aggregates) {
     // A static segment: find-my-way matches it before the item's `:id`, so no item id (a UUID) is shadowed.
+    const aggregates = `${base}/aggregates`
     const views = aggregateViews(collection, version, context.version.schemas.item)
-    app.get(`${base}/aggregates`, route(aggregatesOperation(app, collection, query, views.schema)), aggregatesHandler(context, views))
+    app.get(aggregates, route(aggregatesOperation(app, collection, query, views.schema)), aggregatesHandler(context, views))
+    // The item's other methods would take `aggregates` for an id: the path answers them 405.
+    if (collection.options.writes !== false) {
+      app.route({ method: ['PUT', 'PATCH', 'DELETE'], url: aggregates, schema: { hide: true }, config: { refusal: true }, handler: refuseMethods('GET, HEAD, OPTIONS') })
+    }
   }
   app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return

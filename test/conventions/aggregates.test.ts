@@ -284,9 +284,15 @@ t.test('the route: a static path beside the items, only where declared; other me
     t.equal(options.headers.get('allow'), 'GET, HEAD, OPTIONS')
     const users = await api.admin.get(`${V1}/users/aggregates`)
     t.equal(users.status, 404, 'users declare no aggregates: the path names no item')
-    const post = await api.admin.post(`${V1}/products/aggregates`, {})
-    t.equal(post.status, 405)
-    t.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS')
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      for (const path of ['/products/aggregates', '/orders/aggregates', `/products/${product.id}/reviews/aggregates`]) {
+        const refused = await api.admin.request(method, `${V1}${path}`, { body: method === 'DELETE' ? undefined : {} })
+        t.equal(refused.status, 405, `${method} ${path}: not taken for an item`)
+        t.equal(refused.body.error.code, 'METHOD_NOT_ALLOWED')
+        t.equal(refused.headers.get('allow'), 'GET, HEAD, OPTIONS')
+      }
+    }
+    t.equal((await api.admin.delete(`${V1}/products/${product.id}`)).status, 204, 'the item routes still serve items')
   }),
 )
 
