@@ -161,7 +161,7 @@ t.test('products: anyone may aggregate the catalogue; cost only an admin; q= and
       const refused = await client.get(`${V1}/products/aggregates?group_by=status&metrics=count,avg:cost,max:cost`)
       t.equal(refused.status, 403, `${who} may not aggregate cost`)
       t.equal(refused.body.error.code, 'FORBIDDEN')
-      t.same(refused.body.error.details, [{ field: 'metrics', reason: 'cost may only be read by admins' }, { field: 'metrics', reason: 'cost may only be read by admins' }])
+      t.same(refused.body.error.details, [{ field: 'metrics', reason: 'cost may only be read by admins' }], 'once for the field, however many of its metrics')
     }
     const admin = await api.admin.get(`${V2}/products/aggregates?status=active&metrics=min:cost,max:cost,avg:cost`)
     t.same(admin.body, [{ min_cost: { amount: 3.5, currency: 'USD' }, max_cost: { amount: 20, currency: 'USD' }, avg_cost: { amount: 9.17, currency: 'USD' } }], 'an admin reads cost, as v2 shows it')

@@ -4,7 +4,7 @@
  * field rules -> one statement -> represent; conditional on its ETag as a list page is.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { permits, standingOf, who, type Standing } from '../../auth/access.js'
+import { standingOf, who, type Standing } from '../../auth/access.js'
 import { ApiError } from '../../errors.js'
 import { entityTag } from '../../http/conditional.js'
 import type { Params } from '../caller-access.js'
@@ -31,10 +31,12 @@ function standingOver(context: HandlerContext, request: FastifyRequest, scope: S
  * cost): its sums would tell what its values are. 403 naming each one.
  */
 function checkReadable(context: HandlerContext, plan: AggregatePlan, standing: Standing): void {
-  const rules = context.collection.options.fieldAccess ?? {}
-  const used = [...plan.groupBy.map((field) => ['group_by', field.name] as const), ...plan.metrics.flatMap((metric) => (metric.field ? [['metrics', metric.field.name] as const] : []))]
-  const refused = used.filter(([, name]) => rules[name]?.read !== undefined && !permits(rules[name].read!, standing))
+  const { hidden } = context.permissions[standing]
+  const used = [...plan.groupBy.map((field) => `group_by ${field.name}`), ...plan.metrics.flatMap((metric) => (metric.field ? [`metrics ${metric.field.name}`] : []))]
+  // One detail per parameter and field: avg:cost and max:cost are one refusal of cost.
+  const refused = [...new Set(used)].map((use) => use.split(' ') as [string, string]).filter(([, name]) => hidden.has(name))
   if (refused.length === 0) return
+  const rules = context.collection.options.fieldAccess ?? {}
   const details = refused.map(([parameter, name]) => ({ field: parameter, reason: `${name} may only be read by ${who(rules[name]!.read!)}` }))
   throw new ApiError('FORBIDDEN', `You may not group or aggregate by ${[...new Set(refused.map(([, name]) => name))].join(', ')}.`, details)
 }
