@@ -2,6 +2,7 @@
 import { cpus } from 'node:os'
 import type { LoadResult } from './load.js'
 import type { WritingMany } from './writing-many.js'
+import { aggregatesMarkdown, type AggregatesResult } from './aggregates.js'
 
 export interface ScenarioResult {
   name: string
@@ -28,6 +29,7 @@ export interface BenchReport {
   starts: { name: string; ms: number }[]
   peakRssMiB: number | undefined
   writingMany: WritingMany | undefined
+  aggregates: AggregatesResult | undefined
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -62,6 +64,7 @@ export function toMarkdown(report: BenchReport): string {
           '',
         ]
       : []),
+    ...(report.aggregates ? aggregatesMarkdown(report.aggregates) : []),
     '| Start to first answered request (median of 3, unpinned) | ms |',
     '|---|---:|',
     ...report.starts.map((s) => `| ${s.name} | ${n(s.ms)} |`),

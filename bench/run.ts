@@ -18,6 +18,7 @@ import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor,
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
 import { LIST_QUERY, scenarioHeaders, SCENARIOS, type Scenario } from './scenarios.js'
 import { measureWritingMany } from './writing-many.js'
+import { measureAggregates } from './aggregates.js'
 import { freshProducts, seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
@@ -183,11 +184,16 @@ async function main(): Promise<void> {
     const manyWanted = !probesOnly && (!only || 'Writing many'.includes(only))
     if (manyWanted) log('writing many')
     const writingMany = manyWanted ? await measureWritingMany(service.origin, run, smoke ? 1 : 5) : undefined
+    // Last: a million orders make the database larger for whatever would come after.
+    const aggregatesWanted = !probesOnly && (!only || 'Aggregates'.includes(only))
+    if (aggregatesWanted) log('aggregates')
+    const origin = service.origin
+    const aggregates = aggregatesWanted ? await onServer(databaseUrl, (client) => measureAggregates(origin, client, smoke ? 10_000 : 1_000_000, smoke ? 3 : 10)) : undefined
     const peak = peakRssMiB(service.child.pid!)
 
     const report: BenchReport = {
       smoke, products: settings.products, connections: settings.connections, seconds: settings.seconds,
-      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany,
+      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany, aggregates,
     }
     const markdown = toMarkdown(report)
     process.stdout.write(`\n${markdown}`)

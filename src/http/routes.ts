@@ -1,5 +1,16 @@
 /** The table of routes and their methods, built from Fastify's onRoute hook; answers 405 and OPTIONS. */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route only refuses its methods with 405 (refuseMethods): they are not the path's, so
+     * `Allow` does not list them.
+     */
+    refusal?: boolean
+  }
+}
 
 interface Entry {
   pattern: RegExp
@@ -28,7 +39,7 @@ export class RouteTable {
   /** Records every route registered from now on. */
   watch(app: FastifyInstance): void {
     app.addHook('onRoute', (route) => {
-      if (route.url !== '*' && route.url !== '/*') this.add(route.url, route.method)
+      if (route.url !== '*' && route.url !== '/*' && !route.config?.refusal) this.add(route.url, route.method)
     })
   }
 }
@@ -39,4 +50,13 @@ function patternOf(url: string): RegExp {
     .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/')
   return new RegExp(`^${source}$`)
+}
+
+/**
+ * A handler that answers 405 with `allow`: for a static path beside a parameter's (an item's
+ * `/{collection}/aggregates`), whose other methods would otherwise reach the parameter's routes
+ * and be taken for an unknown item (RFC 9110 §15.5.6). Register it with `config.refusal`.
+ */
+export const refuseMethods = (allow: string) => (request: FastifyRequest) => {
+  throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here; allowed: ${allow}.`, [], { headers: { allow } })
 }

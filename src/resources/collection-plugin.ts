@@ -1,9 +1,10 @@
-/** Registers a collection's routes: list, read, an item's history, create, replace, patch, delete (HEAD and OPTIONS follow). */
+/** Registers a collection's routes: list, aggregates (when it declares them), read, an item's history, create, replace, patch, delete (HEAD and OPTIONS follow). */
 import type { FastifyInstance } from 'fastify'
 import type { TObject } from 'typebox'
 import { Timestamp } from '../schema-types.js'
 import type { Database } from '../db/client.js'
 import { idempotent } from '../http/idempotency.js'
+import { refuseMethods } from '../http/routes.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import { hasHistory, type Collection } from './collection.js'
@@ -18,6 +19,9 @@ import { historyHandler } from './history/handler.js'
 import { historyOperation } from './history/operation.js'
 import { createdBefore, createHandler, deleteHandler, patchHandler, replaceHandler } from './write-handlers.js'
 import { deleteManyHandler, patchManyHandler } from './change-many.js'
+import { aggregatesHandler } from './aggregates/handler.js'
+import { aggregatesOperation } from './aggregates/operation.js'
+import { aggregateViews } from './aggregates/represent.js'
 
 type WriteRoute = { Params: Params; Body: Body }
 
@@ -65,6 +69,16 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
   app.get(base, route(reads.list), listHandler(context))
+  if (collection.aggregates) {
+    // A static segment: find-my-way matches it before the item's `:id`, so no item id (a UUID) is shadowed.
+    const aggregates = `${base}/aggregates`
+    const views = aggregateViews(collection, version, context.version.schemas.item)
+    app.get(aggregates, route(aggregatesOperation(app, collection, query, views.schema)), aggregatesHandler(context, views))
+    // The item's other methods would take `aggregates` for an id: the path answers them 405.
+    if (collection.options.writes !== false) {
+      app.route({ method: ['PUT', 'PATCH', 'DELETE'], url: aggregates, schema: { hide: true }, config: { refusal: true }, handler: refuseMethods('GET, HEAD, OPTIONS') })
+    }
+  }
   app.get(item, route(reads.read), readHandler(context))
   if (hasHistory(collection)) app.get(`${item}/history`, route(historyOperation(app, collection, schemas.item)), historyHandler(context))
   if (collection.options.writes === false) return

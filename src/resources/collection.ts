@@ -6,6 +6,7 @@ import type { Statements } from '../db/client.js'
 import { createBodySchema, patchBodySchema, replaceBodySchema } from './derive-schemas.js'
 import { deriveFields, type Field } from './fields.js'
 import type { ListSpec } from './list-query/plan.js'
+import { aggregateSpec, type AggregateSpec, type AggregatesOptions } from './aggregates/spec.js'
 import type { ComputedField, Representation } from './represent.js'
 import { columnsOf, type ColumnOf, type ModelName, type RowOf } from '../db/models.js'
 
@@ -209,6 +210,11 @@ export interface CollectionOptions<M extends ModelName = ModelName, Create exten
    * (`changedWithoutEvents`) has no history.
    */
   history?: { days: number }
+  /**
+   * `GET /{collection}/aggregates`: what its answers may be grouped by and compute
+   * (src/resources/aggregates/spec.ts); without it, the collection has no such route.
+   */
+  aggregates?: AggregatesOptions
 }
 
 export interface WriteOnlyField<Column extends string = string> {
@@ -244,6 +250,8 @@ export interface Collection<M extends ModelName = ModelName> {
   /** Model fields a list read selects: the summary's, the owner, the sort keys. */
   readonly listColumns: readonly string[]
   readonly listSpec: ListSpec
+  /** What its aggregates may group by and compute; undefined when it declares none. */
+  readonly aggregates: AggregateSpec | undefined
   readonly bodies: {
     readonly create: object
     readonly replace: object
@@ -391,6 +399,7 @@ export function defineCollection<M extends ModelName, Create extends TObject, It
       trash: options.trash !== undefined,
       id,
     },
+    aggregates: options.aggregates && aggregateSpec(name, options.aggregates, field),
     bodies: {
       create: createBodySchema(schemas.create),
       replace: replaceBodySchema(schemas.create, schemas.item, readOnly, writeOnly),

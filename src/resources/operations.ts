@@ -16,7 +16,7 @@ import { MAX_PAGE_SIZE } from './list-query/plan.js'
 import { TRASHED_PARAMETER } from './list-query/parse.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
-const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
+export const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
 
 /** `order_items` → `OrderItem`, `webhook_deliveries` → `WebhookDelivery`: a component's name and an operationId's noun. */
 export function singularName(table: string): string {
@@ -31,7 +31,7 @@ export function itemNoun(collection: Collection): string {
 }
 
 /** What a list's summary calls its items: `products`; below a parent, `a product's reviews`. */
-function listed(collection: Collection): string {
+export function listed(collection: Collection): string {
   const items = collection.name.replace(/[-_]/g, ' ')
   const parent = collection.options.parent?.collection
   return parent ? `${itemNoun(parent)}'s ${items}` : items
@@ -49,7 +49,7 @@ export const WHO: Record<AccessRule, string> = {
 }
 
 /** Who may list: an owner-scoped list of a collection's own items shows each caller theirs (resources/handler-context.ts). */
-const whoLists = (rule: AccessRule, nested: boolean) =>
+export const whoLists = (rule: AccessRule, nested: boolean) =>
   rule === 'owner-or-admin' && !nested ? 'Any signed-in caller: each lists the items they own, an admin every item.' : WHO[rule]
 
 /**

@@ -4,7 +4,7 @@ import type { Field } from './fields.js'
 export type Row = Record<string, unknown>
 export type Representation = Record<string, unknown>
 
-type Convert = (value: unknown) => unknown
+export type Convert = (value: unknown) => unknown
 
 const asIs: Convert = (value) => value
 // Prisma returns DECIMAL columns as Decimal objects; every amount we store fits a double exactly enough.
@@ -14,7 +14,8 @@ const integer: Convert = (value) => (typeof value === 'string' || typeof value =
 // A row's timestamps are Dates; an embedded row's (include=, as JSON) are PostgreSQL's text, with its offset.
 const timestamp: Convert = (value) => (value instanceof Date ? value.toISOString() : typeof value === 'string' ? new Date(value).toISOString() : value)
 
-const converterOf = (field: Field): Convert =>
+/** How a stored value of this kind is shown: decimals as numbers, timestamps as RFC 3339. */
+export const converterOf = (field: Pick<Field, 'kind'>): Convert =>
   field.kind === 'number' ? decimal : field.kind === 'integer' ? integer : field.kind === 'datetime' ? timestamp : asIs
 
 /** A field computed from stored values when represented; `from` names them (JSON names). */

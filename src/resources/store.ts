@@ -9,7 +9,7 @@ import type { Database, Statements } from '../db/client.js'
 import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { RELEVANCE, type ListPlan } from './list-query/plan.js'
-import { COMPLETE, keptCountOf, listStatement, matchingStatement, quote, TOTAL } from './list-query/to-sql.js'
+import { aggregateStatement, COMPLETE, keptCountOf, listStatement, matchingStatement, quote, TOTAL, type AggregateQuery } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 import { shelfCondition, TRASHED, type Scope } from './shelf.js'
 
@@ -62,6 +62,8 @@ export interface Guards {
 export interface Store {
   /** A list page, on the primary or on a replica (`on`); `selected`: only these columns and the sort keys (`fields=`); `extra`: more of each row (`include=`). */
   list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra, caller?: unknown): Promise<ListResult>
+  /** The groups of the rows in `scope` the query's filters match, with its metrics, sorted by their keys: at most `limit`. */
+  aggregate(query: AggregateQuery, scope: Scope, limit: number, on?: Statements, caller?: unknown): Promise<Row[]>
   /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`); `extra`: more of it (`include=`). */
   find(scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<Row | null>
   /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
@@ -320,6 +322,10 @@ export function createStore(db: Database, options: StoreOptions): Store {
       const total = plan.count === 'exact' || found[0]![COMPLETE] === true || count <= countLimit ? count : undefined
       // An empty page is one row of nulls, there to carry the count.
       return { rows: found[0]!.id === null ? [] : found, total }
+    },
+    aggregate(query, scope, limit, on = db, caller) {
+      const { text, values } = aggregateStatement(target, query, scope, limit, caller)
+      return on.query<Row>(text, values, listName(text))
     },
     find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected && shown(selected), extra),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,

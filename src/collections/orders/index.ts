@@ -46,6 +46,8 @@ export const orders = defineCollection({
   owner: 'user_id',
   sortable: ['status', 'total', 'created_at', 'updated_at'],
   filterable: ['status', 'total', 'user_id', 'created_at', 'updated_at'],
+  // GET /orders/aggregates: a customer's own orders, an admin's every order (by customer, too).
+  aggregates: { groupBy: ['status', 'user_id'], metrics: { total: ['sum', 'avg', 'min', 'max'] } },
   access: { list: 'owner-or-admin', read: 'owner-or-admin', create: 'authenticated', update: 'owner-or-admin', delete: 'owner-or-admin' },
   // Two clients changing one order must not overwrite each other: If-Match or 428.
   requireIfMatch: true,

@@ -22,6 +22,8 @@ export const products = defineCollection({
         review_count ? Math.round(((rating_total as number) / (review_count as number)) * 100) / 100 : null,
     },
   },
+  // GET /products/aggregates: the catalogue by status; cost's figures for those who may read it (admins).
+  aggregates: { groupBy: ['status'], metrics: { price: ['min', 'max', 'avg'], stock: ['sum'], cost: ['min', 'max', 'avg'] } },
   access: { list: 'public', read: 'public', create: 'admin', update: 'admin', delete: 'admin' },
   fieldAccess: { cost: { read: 'admin', write: 'admin' } },
   // Anonymous reads of the catalogue may be cached by browsers and shared caches for a minute.

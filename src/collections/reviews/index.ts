@@ -13,5 +13,7 @@ export const reviews = defineCollection({
   references: { author: { field: 'author_id', collection: 'users' } },
   sortable: ['rating', 'created_at', 'updated_at'],
   filterable: ['rating', 'author_id', 'created_at'],
+  // GET /products/{id}/reviews/aggregates: a product's ratings, how many of each and their average.
+  aggregates: { groupBy: ['rating'], metrics: { rating: ['avg', 'min', 'max'] } },
   access: { list: 'public', read: 'public', create: 'authenticated', update: 'owner-or-admin', delete: 'owner-or-admin' },
 })

@@ -205,3 +205,40 @@ export function listStatement(
       : `SELECT (${counted}) AS n, false AS complete`
   return { text: `SELECT c.n AS "${TOTAL}", c.complete AS "${COMPLETE}", p.* FROM (${count}) c ${page(ids(target.table, matching))}`, values: values.list }
 }
+
+/** What an aggregate statement computes: the group keys, and each metric by its function, its field and its name in the answer. */
+export interface AggregateQuery {
+  groupBy: readonly Field[]
+  metrics: readonly { fn: 'count' | 'sum' | 'avg' | 'min' | 'max'; name: string; field?: Field }[]
+  /** The filters and search, as a list's. */
+  list: ListPlan
+}
+
+/**
+ * Each function in SQL. An average is rounded to two decimals, as amounts are kept (a cent), in
+ * the database: it is exact there, and the answer's number is the decimal it shows.
+ */
+const AGGREGATE_FUNCTIONS = {
+  count: () => 'count(*)',
+  sum: (column: string) => `sum(${column})`,
+  avg: (column: string) => `round(avg(${column}), 2)`,
+  min: (column: string) => `min(${column})`,
+  max: (column: string) => `max(${column})`,
+} as const
+
+/**
+ * The statement for an aggregate: the rows of `table` in `scope` that the list plan's filters and
+ * search match (the same conditions as a list's), grouped by the keys and sorted by them (an
+ * enum in its declared order, nulls last), at most `limit` groups. Without keys, one row over
+ * every matching row, which an empty set makes too (a count of 0, nulls for the rest).
+ */
+export function aggregateStatement(target: Pick<ListTable, 'table' | 'trash'>, query: AggregateQuery, scope: Scope, limit: number, caller: unknown): ListStatement {
+  const values = new Values()
+  const { matching } = conditions(target, query.list, scope, values, caller)
+  const keys = query.groupBy.map(columnOf)
+  const metrics = query.metrics.map(({ fn, name, field }) => `${AGGREGATE_FUNCTIONS[fn](field ? columnOf(field) : '')} AS ${quote(name)}`)
+  const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
+  // The limit is written in (an integer the service chose), as a list's page size is.
+  const grouped = keys.length === 0 ? '' : ` GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')} LIMIT ${limit}`
+  return { text: `SELECT ${[...keys, ...metrics].join(', ')} FROM ${target.table}${where}${grouped}`, values: values.list }
+}
