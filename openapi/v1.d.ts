@@ -191,6 +191,27 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/api/v1/users/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a user
+         * @deprecated
+         * @description Any signed-in caller. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getUserHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/products": {
         parameters: {
             query?: never;
@@ -271,7 +292,7 @@ export interface paths {
         /**
          * Delete a product
          * @deprecated
-         * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. The item goes to the trash for 30 days (event `products.trashed`): gone from reads and lists, its unique values kept; admins restore it (PATCH with `trashed=only`) or delete it for good (DELETE with `trashed=only`, event `products.deleted`) before housekeeping does. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteProduct"];
         options?: never;
@@ -279,9 +300,30 @@ export interface paths {
         /**
          * Change fields of a product (JSON merge patch)
          * @deprecated
-         * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. A field left out stays as it is; null clears a nullable one. With `trashed=only` (admins), `{"deleted_at": null}` restores the item from the trash (event `products.restored`). If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/api/v1/products/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a product
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events, and for this collection 90 days. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getProductHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/products/{parentId}/reviews": {
@@ -377,6 +419,27 @@ export interface paths {
         patch: operations["updateReview"];
         trace?: never;
     };
+    "/api/v1/products/{parentId}/reviews/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a review
+         * @deprecated
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getReviewHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders": {
         parameters: {
             query?: never;
@@ -470,6 +533,27 @@ export interface paths {
         patch: operations["updateOrder"];
         trace?: never;
     };
+    "/api/v1/orders/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order
+         * @deprecated
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders/{parentId}/items": {
         parameters: {
             query?: never;
@@ -540,6 +624,27 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateOrderItem"];
+        trace?: never;
+    };
+    "/api/v1/orders/{parentId}/items/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order item
+         * @deprecated
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderItemHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks": {
@@ -861,6 +966,54 @@ export interface components {
             /** @description Only admins set roles. */
             roles: "admin"[];
         };
+        EmailChange: {
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            from: string | null;
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            to: string | null;
+        };
+        UserNameChange: {
+            /** @example Ada Lovelace */
+            from: string | null;
+            /** @example Ada Lovelace */
+            to: string | null;
+        };
+        UserRolesChange: {
+            /** @description Only admins set roles. */
+            from: "admin"[] | null;
+            /** @description Only admins set roles. */
+            to: "admin"[] | null;
+        };
+        UserHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                email?: components["schemas"]["EmailChange"];
+                name?: components["schemas"]["UserNameChange"];
+                roles?: components["schemas"]["UserRolesChange"];
+            } | null;
+        };
         UserCreate: {
             /**
              * Format: email
@@ -949,6 +1102,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
         };
         ProductSummary: {
             /** Format: uuid */
@@ -964,6 +1122,11 @@ export interface components {
             price: number;
             /** @enum {string} */
             status: "draft" | "active" | "archived";
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
         };
         /** @description One group: its keys (the group_by fields) and its metrics. */
         ProductAggregate: {
@@ -1009,6 +1172,134 @@ export interface components {
              * @example 12.5
              */
             avg_cost?: number | null;
+        };
+        ProductNameChange: {
+            /** @example Espresso cup */
+            from: string | null;
+            /** @example Espresso cup */
+            to: string | null;
+        };
+        ProductSkuChange: {
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            from: string | null;
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            to: string | null;
+        };
+        ProductPriceChange: {
+            /** @example 12.5 */
+            from: number | null;
+            /** @example 12.5 */
+            to: number | null;
+        };
+        ProductCostChange: {
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
+            from: number | null;
+            /**
+             * @description What the shop pays; only admins read or write it.
+             * @example 12.5
+             */
+            to: number | null;
+        };
+        Int32Change: {
+            /**
+             * Format: int32
+             * @example 40
+             */
+            from: number | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            to: number | null;
+        };
+        ProductStatusChange: {
+            /** @enum {string|null} */
+            from: "draft" | "active" | "archived" | null;
+            /** @enum {string|null} */
+            to: "draft" | "active" | "archived" | null;
+        };
+        ProductDescriptionChange: {
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            from: string | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            to: string | null;
+        };
+        ProductTagsChange: {
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            from: string[] | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            to: string[] | null;
+        };
+        ProductReviewCountChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ProductRatingAverageChange: {
+            from: number | null;
+            to: number | null;
+        };
+        DateTimeChange: {
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            from: string | null;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            to: string | null;
+        };
+        ProductHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                name?: components["schemas"]["ProductNameChange"];
+                sku?: components["schemas"]["ProductSkuChange"];
+                price?: components["schemas"]["ProductPriceChange"];
+                cost?: components["schemas"]["ProductCostChange"];
+                stock?: components["schemas"]["Int32Change"];
+                status?: components["schemas"]["ProductStatusChange"];
+                description?: components["schemas"]["ProductDescriptionChange"];
+                tags?: components["schemas"]["ProductTagsChange"];
+                review_count?: components["schemas"]["ProductReviewCountChange"];
+                rating_average?: components["schemas"]["ProductRatingAverageChange"];
+                deleted_at?: components["schemas"]["DateTimeChange"];
+            } | null;
         };
         ProductCreate: {
             /** @example Espresso cup */
@@ -1176,6 +1467,66 @@ export interface components {
              */
             max_rating?: number | null;
         };
+        UuidChange: {
+            /** Format: uuid */
+            from: string | null;
+            /** Format: uuid */
+            to: string | null;
+        };
+        ReviewRatingChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ReviewTitleChange: {
+            /** @example Keeps the crema */
+            from: string | null;
+            /** @example Keeps the crema */
+            to: string | null;
+        };
+        ReviewBodyChange: {
+            /** @example Thick walls; the coffee stays hot. */
+            from: string | null;
+            /** @example Thick walls; the coffee stays hot. */
+            to: string | null;
+        };
+        ReviewAuthorIdChange: {
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            to: string | null;
+        };
+        ReviewHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                product_id?: components["schemas"]["UuidChange"];
+                rating?: components["schemas"]["ReviewRatingChange"];
+                title?: components["schemas"]["ReviewTitleChange"];
+                body?: components["schemas"]["ReviewBodyChange"];
+                author_id?: components["schemas"]["ReviewAuthorIdChange"];
+            } | null;
+        };
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
@@ -1281,6 +1632,67 @@ export interface components {
             /** @description The greatest value of total; null when no item has one. */
             max_total?: number | null;
         };
+        OrderUserIdChange: {
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            to: string | null;
+        };
+        OrderStatusChange: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            from: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            to: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+        };
+        OrderNoteChange: {
+            /** @example Leave it with the neighbour. */
+            from: string | null;
+            /** @example Leave it with the neighbour. */
+            to: string | null;
+        };
+        OrderTotalChange: {
+            /** @description The sum of quantity * unit_price over the items. */
+            from: number | null;
+            /** @description The sum of quantity * unit_price over the items. */
+            to: number | null;
+        };
+        OrderHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                user_id?: components["schemas"]["OrderUserIdChange"];
+                status?: components["schemas"]["OrderStatusChange"];
+                note?: components["schemas"]["OrderNoteChange"];
+                total?: components["schemas"]["OrderTotalChange"];
+            } | null;
+        };
         OrderCreate: {
             /** @example Leave it with the neighbour. */
             note?: string | null;
@@ -1358,6 +1770,59 @@ export interface components {
              * @example 12.5
              */
             unit_price: number;
+        };
+        OrderItemProductIdChange: {
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            to: string | null;
+        };
+        OrderItemQuantityChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        OrderItemUnitPriceChange: {
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
+            from: number | null;
+            /**
+             * @description The product's price when the item was added or its product changed.
+             * @example 12.5
+             */
+            to: number | null;
+        };
+        OrderItemHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                order_id?: components["schemas"]["UuidChange"];
+                product_id?: components["schemas"]["OrderItemProductIdChange"];
+                quantity?: components["schemas"]["OrderItemQuantityChange"];
+                unit_price?: components["schemas"]["OrderItemUnitPriceChange"];
+            } | null;
         };
         OrderItemCreate: {
             /**
@@ -2823,6 +3288,70 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getUserHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["UserHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProducts: {
         parameters: {
             query?: {
@@ -2838,6 +3367,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3009,6 +3540,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
@@ -3120,6 +3652,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3292,6 +3826,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3467,6 +4003,8 @@ export interface operations {
                 group_by?: string;
                 /** @description Comma-separated metrics, each once: count, min:price, max:price, avg:price, sum:stock, min:cost, max:cost, avg:cost. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
                 metrics?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
                 q?: string;
                 /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
@@ -3636,6 +4174,8 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3701,6 +4241,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
@@ -3796,7 +4337,10 @@ export interface operations {
     };
     deleteProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Admins only: delete an item in the trash for good. */
+                trashed?: "only";
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
@@ -3842,6 +4386,8 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: restore an item from the trash; the body is `{"deleted_at": null}` and nothing else. */
+                trashed?: "only";
             };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
@@ -3917,6 +4463,72 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProductHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ProductHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4730,6 +5342,71 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReviewHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["ReviewHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5600,6 +6277,70 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getOrderHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listOrderItems: {
         parameters: {
             query?: {
@@ -6323,6 +7064,72 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrderItemHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The order's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Link: components["headers"]["Link"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderItemHistoryEntry"][];
+                    "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
