@@ -5,6 +5,7 @@ import type { Database } from '../db/client.js'
 import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
+import { importerOf } from './import/importer.js'
 import type { Collection } from './collection.js'
 import { fieldsParameter } from './field-selection.js'
 import { includeParameters } from './include.js'
@@ -55,7 +56,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   if (collection.options.writes === false) return
   const ops = writes()
   const create = write(ops.create)
-  app.post<WriteRoute>(base, { ...create, config: { ...create.config, arrayBody: true } }, idempotent(createHandler(context), context.keys, createdBefore(context)))
+  app.post<WriteRoute>(base, { ...create, config: { ...create.config, arrayBody: true, imports: importerOf(bodies.create, readOnlyFields) } }, idempotent(createHandler(context), context.keys, createdBefore(context)))
   app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
   app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
   app.delete(item, route(ops.remove), deleteHandler(context))
