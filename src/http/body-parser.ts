@@ -105,7 +105,9 @@ function textIsStorable(value: unknown): boolean {
 const unsupported = (request: FastifyRequest) =>
   request.method === 'PATCH'
     ? new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${MERGE_PATCH_TYPE} or ${JSON_TYPE}.`, [], { headers: { 'accept-patch': ACCEPT_PATCH } })
-    : new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE} (UTF-8).`)
+    : request.routeOptions.config.imports
+      ? new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE}, or to import items as ${IMPORT_TYPES.join(' or ')} (UTF-8).`)
+      : new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE} (UTF-8).`)
 
 /** JSON is UTF-8 (RFC 8259 §8.1): a charset parameter may only say so. */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i

@@ -6,6 +6,7 @@ import { idempotent } from '../http/idempotency.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import { importerOf } from './import/importer.js'
+import { EXPORT_TYPES } from './export/formats.js'
 import type { Collection } from './collection.js'
 import { fieldsParameter } from './field-selection.js'
 import { includeParameters } from './include.js'
@@ -51,7 +52,8 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
-  app.get(base, route(reads.list), listHandler(context))
+  const list = route(reads.list)
+  app.get(base, { ...list, config: { ...list.config, mediaTypes: EXPORT_TYPES } }, listHandler(context))
   app.get(item, route(reads.read), readHandler(context))
   if (collection.options.writes === false) return
   const ops = writes()
