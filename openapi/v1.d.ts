@@ -129,14 +129,14 @@ export interface paths {
         /**
          * List users
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listUsers"];
         put?: never;
         /**
          * Create a user, or several
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Anyone may call this; signed-in callers may see more. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createUser"];
         /**
@@ -201,14 +201,14 @@ export interface paths {
         /**
          * List products
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listProducts"];
         put?: never;
         /**
          * Create a product, or several
          * @deprecated
-         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). An upsert (`on_conflict=sku` with `Prefer: resolution=merge-duplicates`) changes the item that holds the value as a PATCH would, or creates it; `resolution=ignore-duplicates` leaves it as it is. 200 when an item was not created. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. An upsert (`on_conflict=sku` with `Prefer: resolution=merge-duplicates`) changes the item that holds the value as a PATCH would, or creates it; `resolution=ignore-duplicates` leaves it as it is. 200 when an item was not created. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createProduct"];
         /**
@@ -273,14 +273,14 @@ export interface paths {
         /**
          * List a product's reviews
          * @deprecated
-         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Anyone may call this; signed-in callers may see more. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listReviews"];
         put?: never;
         /**
          * Create a review, or several
          * @deprecated
-         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createReview"];
         /**
@@ -345,14 +345,14 @@ export interface paths {
         /**
          * List orders
          * @deprecated
-         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Any signed-in caller: each lists the items they own, an admin every item. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listOrders"];
         put?: never;
         /**
          * Create an order, or several
          * @deprecated
-         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Any signed-in caller. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrder"];
         /**
@@ -417,14 +417,14 @@ export interface paths {
         /**
          * List an order's items
          * @deprecated
-         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listOrderItems"];
         put?: never;
         /**
          * Create an order item, or several
          * @deprecated
-         * @description The owner (of the item, or of the item it belongs to) or an admin. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description The owner (of the item, or of the item it belongs to) or an admin. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createOrderItem"];
         /**
@@ -489,14 +489,14 @@ export interface paths {
         /**
          * List webhooks
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Create a webhook, or several
          * @deprecated
-         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
+         * @description Admins only. A JSON array creates every item in one transaction, or none (at most 1000): an item's error names it by its index (`[3].sku`). As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item. With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.
          */
         post: operations["createWebhook"];
         /**
@@ -561,7 +561,7 @@ export interface paths {
         /**
          * List a webhook's deliveries
          * @deprecated
-         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.
+         * @description Admins only. Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; `Prefer: count=exact` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -643,7 +643,7 @@ export interface components {
                  * @description A stable code from the catalogue; never renamed or reused.
                  * @enum {string}
                  */
-                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "EXPORT_TOO_LARGE" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
                 /** @description For people: what went wrong and what to do. */
                 message: string;
                 /** @description One entry per field or parameter at fault (the first 100); empty when there is none. */
@@ -2089,24 +2089,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UserSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["UserSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["UserSummary"][];
                 };
             };
@@ -2153,6 +2157,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["UserCreate"] | components["schemas"]["UserCreate"][];
             };
         };
@@ -2816,24 +2822,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["ProductSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["ProductSummary"][];
                 };
             };
@@ -2881,6 +2891,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["ProductCreate"] | components["schemas"]["ProductCreate"][];
             };
         };
@@ -3675,24 +3687,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ReviewSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["ReviewSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["ReviewSummary"][];
                 };
             };
@@ -3742,6 +3758,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["ReviewCreate"] | components["schemas"]["ReviewCreate"][];
             };
         };
@@ -4400,24 +4418,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["OrderSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["OrderSummary"][];
                 };
             };
@@ -4464,6 +4486,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
             };
         };
@@ -5137,24 +5161,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["OrderItemSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["OrderItemSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemSummary"][];
                 };
             };
@@ -5205,6 +5233,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["OrderItemCreate"] | components["schemas"]["OrderItemCreate"][];
             };
         };
@@ -5848,24 +5878,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSummary"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["WebhookSummary"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["WebhookSummary"][];
                 };
             };
@@ -5912,6 +5946,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
+                "text/csv": string;
+                "application/x-ndjson": string;
                 "application/vnd.resourceful.v1+json": components["schemas"]["WebhookCreate"] | components["schemas"]["WebhookCreate"][];
             };
         };
@@ -6506,24 +6542,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items, in order. */
+            /** @description A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The representation's entity tag, for If-None-Match and If-Match. */
-                    ETag: string;
+                    ETag?: string;
                     Link: components["headers"]["Link"];
                     /** @description How many items match, when at most COUNT_LIMIT do or the count is exact. */
                     "X-Total-Count"?: string;
                     /** @description `count=exact` when the total was counted in full as Prefer asked. */
                     "Preference-Applied"?: string;
+                    /** @description On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`. */
+                    "Content-Disposition"?: string;
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"][];
+                    "text/csv": string;
+                    "application/x-ndjson": components["schemas"]["WebhookDelivery"];
                     "application/vnd.resourceful.v1+json": components["schemas"]["WebhookDelivery"][];
                 };
             };

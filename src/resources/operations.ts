@@ -146,7 +146,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
     description: listAnswer.description,
     headers: listAnswer.headers,
     content: {
-      'application/json': { schema: page },
+      'application/json': { schema: { ...page, description: 'A page of items, in order.' } },
       'text/csv': { schema: { type: 'string', description: CSV_BODY } },
       'application/x-ndjson': { schema: { ...summary, description: NDJSON_BODY } },
     },
