@@ -2,8 +2,10 @@
 // row streamed by keyset pages under the list's filters, sort, fields and access rules, up to
 // EXPORT_MAX_ROWS; a collection's POST with a CSV or NDJSON body is the array create.
 import t, { type Test } from 'tap'
-import { eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
-import { eachKind } from '../helpers/databases.js'
+import { bearer, eachDatabase, startApi, testConfig, V1, type Api } from '../helpers/api.js'
+import { until } from '../helpers/until.js'
+import type { Statements } from '../../src/db/client.js'
+import { databaseKinds, eachKind } from '../helpers/databases.js'
 import { csvObjects, readCsv } from '../helpers/csv.js'
 import { eventsAfter, lastEvent } from '../helpers/feed.js'
 import { productBody } from '../helpers/fixtures.js'
@@ -320,3 +322,63 @@ t.test('round trip: an export imports into a fresh database as equal items, as C
     }
   }),
 )
+
+/**
+ * The export's page statements (no count, no offset) on the service's reads; from the `from`-th
+ * on, each waits for `wait()` first.
+ */
+function gatedPages(api: Api, from: number, wait: () => Promise<void>) {
+  const state = { started: 0, settled: 0 }
+  const reads = api.db.replica
+  ;(api.db as { replica: Statements }).replica = {
+    async query(text, params, name) {
+      if (!/^SELECT .* ORDER BY .* LIMIT \d+$/.test(text) || text.includes('__total')) return reads.query(text, params, name)
+      try {
+        if (++state.started >= from) await wait()
+        return await reads.query(text, params, name)
+      } finally {
+        state.settled++
+      }
+    },
+  }
+  return state
+}
+
+t.test('an export outlasts REQUEST_TIMEOUT_MS: the limit bounds each wait, not the whole export', async (t) => {
+  const api = await startApi(t, databaseKinds()[0]!, undefined, { config: { limits: { ...testConfig().limits, requestTimeoutMs: 400 }, exports: { maxRows: 100, pageRows: 2 } } })
+  await api.admin.post(`${V1}/products`, Array.from({ length: 12 }, () => productBody()))
+  // Each page waits 150 ms: the 7 pages take over a second, more than twice the request's limit.
+  const pages = gatedPages(api, 1, () => new Promise((resolve) => setTimeout(resolve, 150)))
+  const started = Date.now()
+  const answer = await api.admin.get(`${V1}/products`, CSV)
+  t.equal(answer.status, 200)
+  t.equal(csvObjects(answer.text).length, 12, 'every row')
+  t.ok(Date.now() - started >= 7 * 150, 'it took longer than a request may')
+  t.equal(pages.started, 7, 'six full pages and an empty one')
+})
+
+t.test('a client that goes away stops the export: no page is read after it', async (t) => {
+  let closed = 0
+  const api = await startApi(t, databaseKinds()[0]!, (app) => app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.accept === 'text/csv') reply.raw.once('close', () => closed++)
+  }), { config: { exports: { maxRows: 1000, pageRows: 1 } } })
+  await api.admin.post(`${V1}/products`, Array.from({ length: 50 }, () => productBody()))
+  const admin = await api.newUser({ roles: ['admin'] })
+  // The first two pages come at once (the one read before the answer starts, and the next); the third waits.
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  const pages = gatedPages(api, 3, () => held)
+  const abort = new AbortController()
+  const response = await fetch(`${api.origin}${V1}/products`, { headers: { ...CSV, ...bearer(admin.token) }, signal: abort.signal })
+  t.equal(response.status, 200)
+  const reader = response.body!.getReader()
+  t.match(new TextDecoder().decode((await reader.read()).value), /^id,name,sku/, 'the export has begun')
+  abort.abort()
+  await until('the service to see the client gone', async () => (closed > 0 ? true : undefined))
+  const read = pages.started
+  t.ok(read <= 4, `at most the pages under way when it went (${read} of 51)`)
+  release()
+  await until('the pages under way to end', async () => (pages.settled === pages.started ? true : undefined))
+  for (let i = 0; i < 3; i++) t.equal((await api.admin.get(`${V1}/products?size=1`)).status, 200)
+  t.equal(pages.started, read, 'no page read since')
+})

@@ -86,7 +86,10 @@ export async function exportList(context: HandlerContext, request: FastifyReques
   const first = await firstPage(exported)
   streamWithoutTimeLimit(request, reply)
   const represent = (row: Row) => summary(row, standing(row), selection)
-  const text = exportText(format, columnsFor(context, request, selection), exportPages(exported, first), represent, exports.maxRows)
+  // `close`: the answer is done, or the client has gone.
+  let present = true
+  reply.raw.once('close', () => (present = false))
+  const text = exportText(format, columnsFor(context, request, selection), exportPages(exported, first, () => present), represent, exports.maxRows)
   // One chunk (a page's text) waits at a time: the next page is read when the socket has taken it.
   return reply.send(Readable.from(text, { highWaterMark: 1 }))
 }

@@ -21,8 +21,11 @@ export interface ExportQuery {
   pageRows: number
 }
 
-/** The rows, page by page. The next page is read while the one before is written; a consumer that stops stops the reading. */
-export async function* exportPages(query: ExportQuery, first: Row[]): AsyncGenerator<Row[]> {
+/**
+ * The rows, page by page. The next page is read while the one before is written, as long as the
+ * client is there (`present`): one that has gone stops the reading, the page under way its last.
+ */
+export async function* exportPages(query: ExportQuery, first: Row[], present: () => boolean): AsyncGenerator<Row[]> {
   const { store, plan, scope, on, selected, caller, pageRows } = query
   const read = (after: Row) => {
     const page = store.exportPage(plan, scope, plan.sort.map((key) => after[key.field.name]), pageRows, on, selected, caller)
@@ -31,7 +34,7 @@ export async function* exportPages(query: ExportQuery, first: Row[]): AsyncGener
     return page
   }
   let rows = first
-  while (rows.length > 0) {
+  while (rows.length > 0 && present()) {
     const next = rows.length === pageRows ? read(rows[rows.length - 1]!) : undefined
     yield rows
     rows = next ? await next : []
