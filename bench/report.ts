@@ -2,6 +2,7 @@
 import { cpus } from 'node:os'
 import type { LoadResult } from './load.js'
 import type { WritingMany } from './writing-many.js'
+import type { Exporting } from './exporting.js'
 
 export interface ScenarioResult {
   name: string
@@ -28,6 +29,7 @@ export interface BenchReport {
   starts: { name: string; ms: number }[]
   peakRssMiB: number | undefined
   writingMany: WritingMany | undefined
+  exporting?: Exporting
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -59,6 +61,15 @@ export function toMarkdown(report: BenchReport): string {
           '|---|---:|---:|---:|---|',
           `| Products a second: arrays of 1,000 / 1,000 single POSTs (10 at a time) | ${n(report.writingMany.arrayPerSecond)} | ${n(report.writingMany.singlesPerSecond)} | ${ratio(report.writingMany.arrayPerSecond, report.writingMany.singlesPerSecond)} | at least 10 |`,
           `| A batch of 10 creates / one POST, median ms | ${n(report.writingMany.batchMs, 1)} | ${n(report.writingMany.postMs, 1)} | ${ratio(report.writingMany.batchMs, report.writingMany.postMs)} | under 3 |`,
+          '',
+        ]
+      : []),
+    ...(report.exporting
+      ? [
+          `| Export of every product (a service of its own; idle RSS ${report.exporting.idleMiB === undefined ? 'n/a' : n(report.exporting.idleMiB)} MiB) | rows | seconds | rows a second | MiB sent | peak RSS over idle, MiB | goal |`,
+          '|---|---:|---:|---:|---:|---:|---|',
+          ...report.exporting.runs.map((run) =>
+            `| ${run.format} | ${n(run.rows)} | ${n(run.seconds, 1)} | ${n(run.rowsPerSecond)} | ${n(run.mebibytes)} | ${run.peakOverIdleMiB === undefined ? 'n/a' : n(run.peakOverIdleMiB, 1)} | at least 50,000 a second, within 50 MB |`),
           '',
         ]
       : []),

@@ -4,6 +4,7 @@
  * `npm run bench -- --smoke` proves the harness in a few seconds (small data, short runs).
  * `npm run bench -- --rows=10000000 --probes` seeds that many products and measures only the
  * sequential single requests (how lists grow with the table): bench/results/probes-<rows>.md.
+ * `npm run bench -- --rows=1000000 --only=Export` measures exports of a million products alone.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -18,6 +19,7 @@ import { freePort, peakRssMiB, pinned, PINNED, runLoad, SERVER_CORE, startFloor,
 import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from './report.js'
 import { LIST_QUERY, scenarioHeaders, SCENARIOS, type Scenario } from './scenarios.js'
 import { measureWritingMany } from './writing-many.js'
+import { measureExporting, type Exporting } from './exporting.js'
 import { freshProducts, seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
@@ -184,10 +186,22 @@ async function main(): Promise<void> {
     if (manyWanted) log('writing many')
     const writingMany = manyWanted ? await measureWritingMany(service.origin, run, smoke ? 1 : 5) : undefined
     const peak = peakRssMiB(service.child.pid!)
+    // Exports on a service of their own: its memory is the export's, not the load runs' before.
+    const exportWanted = !probesOnly && (!only || 'Export'.includes(only))
+    let exporting: Exporting | undefined
+    if (exportWanted) {
+      log(`exporting ${settings.products} products`)
+      const exporter = await startService({ DATABASE_URL: databaseUrl, EXPORT_MAX_ROWS: String(Math.max(settings.products * 2, 1_000_000)) })
+      try {
+        exporting = await measureExporting(exporter.origin, exporter.child.pid!, smoke ? 1 : 3)
+      } finally {
+        await exporter.stop()
+      }
+    }
 
     const report: BenchReport = {
       smoke, products: settings.products, connections: settings.connections, seconds: settings.seconds,
-      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany,
+      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany, exporting,
     }
     const markdown = toMarkdown(report)
     process.stdout.write(`\n${markdown}`)
