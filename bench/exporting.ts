@@ -19,6 +19,8 @@ export interface ExportRun {
 }
 
 export interface Exporting {
+  /** EXPORT_PAGE_ROWS of the service measured. */
+  pageRows?: number
   idleMiB: number | undefined
   runs: ExportRun[]
 }

@@ -188,12 +188,13 @@ async function main(): Promise<void> {
     const peak = peakRssMiB(service.child.pid!)
     // Exports on a service of their own: its memory is the export's, not the load runs' before.
     const exportWanted = !probesOnly && (!only || 'Export'.includes(only))
-    let exporting: Exporting | undefined
-    if (exportWanted) {
-      log(`exporting ${settings.products} products`)
-      const exporter = await startService({ DATABASE_URL: databaseUrl, EXPORT_MAX_ROWS: String(Math.max(settings.products * 2, 1_000_000)) })
+    const exporting: Exporting[] = []
+    // The default page (EXPORT_PAGE_ROWS) and a larger one, each on a fresh service.
+    for (const pageRows of exportWanted ? (smoke ? [1000] : [1000, 5000]) : []) {
+      log(`exporting ${settings.products} products, pages of ${pageRows}`)
+      const exporter = await startService({ DATABASE_URL: databaseUrl, EXPORT_MAX_ROWS: String(Math.max(settings.products * 2, 1_000_000)), EXPORT_PAGE_ROWS: String(pageRows) })
       try {
-        exporting = await measureExporting(exporter.origin, exporter.child.pid!, smoke ? 1 : 3)
+        exporting.push({ ...(await measureExporting(exporter.origin, exporter.child.pid!, smoke ? 1 : 2)), pageRows })
       } finally {
         await exporter.stop()
       }

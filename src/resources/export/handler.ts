@@ -36,6 +36,23 @@ function refuseListOnly(query: RawQuery): void {
   if (details.length > 0) throw new ApiError('INVALID_PARAMETER', `Invalid query parameter: ${details.map((d) => d.field).join(', ')}.`, details)
 }
 
+/**
+ * The columns of the summary's fields and the owner: a list page reads every sortable column too
+ * (its cursor may need any), an export only the sort keys it has (the store adds them). A million
+ * products as CSV: 16.6-26.6 s with the list's columns (two timestamps parsed a row for nothing).
+ */
+const summaryColumnsOf = new WeakMap<object, readonly string[]>()
+function summaryColumns(collection: HandlerContext['collection']): readonly string[] {
+  let columns = summaryColumnsOf.get(collection)
+  if (!columns) {
+    const computed = collection.options.computed ?? {}
+    const owner = collection.ownership.kind === 'own' ? [collection.ownership.column] : []
+    columns = [...new Set(['id', ...owner, ...collection.summaryFields.flatMap((field) => (field.computed ? computed[field.name]!.from : [field.name]))])]
+    summaryColumnsOf.set(collection, columns)
+  }
+  return columns
+}
+
 const tooLarge = (maxRows: number) =>
   new ApiError('EXPORT_TOO_LARGE', `More than ${maxRows.toLocaleString('en')} items match (EXPORT_MAX_ROWS); narrow the export with filters, such as created_at[gte] and created_at[lt], and export it in parts.`)
 
@@ -82,7 +99,7 @@ export async function exportList(context: HandlerContext, request: FastifyReques
   if ((await store.countUpTo(plan, scope, exports.maxRows, on, request.caller)) > exports.maxRows) throw tooLarge(exports.maxRows)
   reply.header('content-type', format.contentType).header('content-disposition', `attachment; filename="${collection.name}.${format.extension}"`)
   if (request.method === 'HEAD') return reply.send()
-  const exported: ExportQuery = { store, plan, scope, on, selected: selection?.columns, caller: request.caller, pageRows: exports.pageRows }
+  const exported: ExportQuery = { store, plan, scope, on, selected: selection?.columns ?? summaryColumns(collection), caller: request.caller, pageRows: exports.pageRows }
   const first = await firstPage(exported)
   streamWithoutTimeLimit(request, reply)
   const represent = (row: Row) => summary(row, standing(row), selection)
