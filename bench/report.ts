@@ -3,6 +3,7 @@ import { cpus } from 'node:os'
 import type { LoadResult } from './load.js'
 import type { WritingMany } from './writing-many.js'
 import { aggregatesMarkdown, type AggregatesResult } from './aggregates.js'
+import type { Exporting } from './exporting.js'
 
 export interface ScenarioResult {
   name: string
@@ -30,6 +31,7 @@ export interface BenchReport {
   peakRssMiB: number | undefined
   writingMany: WritingMany | undefined
   aggregates: AggregatesResult | undefined
+  exporting?: Exporting[]
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
@@ -65,6 +67,13 @@ export function toMarkdown(report: BenchReport): string {
         ]
       : []),
     ...(report.aggregates ? aggregatesMarkdown(report.aggregates) : []),
+    ...(report.exporting ?? []).flatMap((exporting) => [
+      `| Export of every product, pages of ${n(exporting.pageRows ?? 1000)} (a service of its own; idle RSS ${exporting.idleMiB === undefined ? 'n/a' : n(exporting.idleMiB)} MiB) | rows | seconds | rows a second | MiB sent | peak RSS over idle, MiB | goal |`,
+      '|---|---:|---:|---:|---:|---:|---|',
+      ...exporting.runs.map((run) =>
+        `| ${run.format} | ${n(run.rows)} | ${n(run.seconds, 1)} | ${n(run.rowsPerSecond)} | ${n(run.mebibytes)} | ${run.peakOverIdleMiB === undefined ? 'n/a' : n(run.peakOverIdleMiB, 1)} | at least 50,000 a second, within 50 MB |`),
+      '',
+    ]),
     '| Start to first answered request (median of 3, unpinned) | ms |',
     '|---|---:|',
     ...report.starts.map((s) => `| ${s.name} | ${n(s.ms)} |`),

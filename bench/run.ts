@@ -4,6 +4,7 @@
  * `npm run bench -- --smoke` proves the harness in a few seconds (small data, short runs).
  * `npm run bench -- --rows=10000000 --probes` seeds that many products and measures only the
  * sequential single requests (how lists grow with the table): bench/results/probes-<rows>.md.
+ * `npm run bench -- --rows=1000000 --only=Export` measures exports of a million products alone.
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -19,6 +20,7 @@ import { toMarkdown, type BenchReport, type Probe, type ScenarioResult } from '.
 import { LIST_QUERY, scenarioHeaders, SCENARIOS, type Scenario } from './scenarios.js'
 import { measureWritingMany } from './writing-many.js'
 import { measureAggregates } from './aggregates.js'
+import { measureExporting, type Exporting } from './exporting.js'
 import { freshProducts, seed } from './seed.js'
 
 const smoke = process.argv.includes('--smoke')
@@ -190,10 +192,23 @@ async function main(): Promise<void> {
     const origin = service.origin
     const aggregates = aggregatesWanted ? await onServer(databaseUrl, (client) => measureAggregates(origin, client, smoke ? 10_000 : 1_000_000, smoke ? 3 : 10)) : undefined
     const peak = peakRssMiB(service.child.pid!)
+    // Exports on a service of their own: its memory is the export's, not the load runs' before.
+    const exportWanted = !probesOnly && (!only || 'Export'.includes(only))
+    const exporting: Exporting[] = []
+    // The default page (EXPORT_PAGE_ROWS) and a larger one, each on a fresh service.
+    for (const pageRows of exportWanted ? (smoke ? [1000] : (process.env.BENCH_EXPORT_PAGES ?? '1000,5000').split(',').map(Number)) : []) {
+      log(`exporting ${settings.products} products, pages of ${pageRows}`)
+      const exporter = await startService({ DATABASE_URL: databaseUrl, EXPORT_MAX_ROWS: String(Math.max(settings.products * 2, 1_000_000)), EXPORT_PAGE_ROWS: String(pageRows) })
+      try {
+        exporting.push({ ...(await measureExporting(exporter.origin, exporter.child.pid!, smoke ? 1 : 2)), pageRows })
+      } finally {
+        await exporter.stop()
+      }
+    }
 
     const report: BenchReport = {
       smoke, products: settings.products, connections: settings.connections, seconds: settings.seconds,
-      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany, aggregates,
+      pinned: PINNED, scenarios, probes, starts, peakRssMiB: peak, writingMany, aggregates, exporting,
     }
     const markdown = toMarkdown(report)
     process.stdout.write(`\n${markdown}`)

@@ -199,6 +199,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     readYourWrites: installReadYourWrites(app, db, counters, config.redisUrl !== undefined),
     countLimit: config.countLimit,
     bulkMaxItems: config.limits.bulkMaxItems,
+    exports: config.exports,
     relations: relationsOf(collections),
   }
   const tags = [

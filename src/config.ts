@@ -45,6 +45,7 @@ export interface Config {
   trustProxy: string[]
   auth: AuthConfig
   limits: LimitsConfig
+  exports: ExportConfig
   /** Redis for counters shared by every instance (rate limits, sign-in throttling); unset: in memory. */
   redisUrl?: string
   /** Prepended to this service's Redis keys, so that services can share one Redis. */
@@ -101,6 +102,14 @@ export interface LimitsConfig {
   bulkMaxItems: number
   /** The most operations one `POST /batch` runs (BATCH_MAX_OPERATIONS). */
   batchMaxOperations: number
+}
+
+/** Exports: a list as CSV or NDJSON (src/resources/export/). */
+export interface ExportConfig {
+  /** The most items one export may have; when more match, a 400 before anything is sent (EXPORT_MAX_ROWS). */
+  maxRows: number
+  /** Rows an export reads from the database at once, a keyset page after another (EXPORT_PAGE_ROWS). */
+  pageRows: number
 }
 
 export interface AuthConfig {
@@ -385,6 +394,10 @@ export function loadConfig(env: Env = process.env): Config {
       },
       bulkMaxItems: readPositiveInteger(env, 'BULK_MAX_ITEMS', 1000),
       batchMaxOperations: readPositiveInteger(env, 'BATCH_MAX_OPERATIONS', 100),
+    },
+    exports: {
+      maxRows: readPositiveInteger(env, 'EXPORT_MAX_ROWS', 1_000_000),
+      pageRows: readPositiveInteger(env, 'EXPORT_PAGE_ROWS', 1000),
     },
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',

@@ -24,6 +24,7 @@ export const CATALOGUE = Object.freeze({
   INVALID_PARAMETER: { status: 400, message: 'A query parameter is not valid.' },
   TOO_MANY_AFFECTED: { status: 400, message: 'The change would affect more items than Prefer: max-affected allows; nothing was changed.' },
   TOO_MANY_GROUPS: { status: 400, message: 'The aggregate has more groups than one answer holds; group by fewer fields or filter the items.' },
+  EXPORT_TOO_LARGE: { status: 400, message: 'More items match than one export may have (EXPORT_MAX_ROWS); narrow it with filters.' },
   UNAUTHENTICATED: { status: 401, message: 'Credentials are missing or not valid.' },
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },

@@ -14,6 +14,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined, passwordHashCost: 17 },
     logLevel: 'info',
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 300, authenticated: 1200, exempt: ['127.0.0.0/8', '::1'] }, bulkMaxItems: 1000, batchMaxOperations: 100 },
+    exports: { maxRows: 1_000_000, pageRows: 1000 },
     redisUrl: undefined,
     redisKeyPrefix: 'resourceful:',
     countLimit: 10_000,
@@ -31,11 +32,11 @@ t.test('every variable is read', async (t) => {
     PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgresql://u@db:5432/shop', MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', STATEMENT_TIMEOUT_MS: '2000',
     REQUEST_TIMEOUT_MS: '4000', SHUTDOWN_GRACE_MS: '0', RATE_LIMIT_ANONYMOUS: '0', RATE_LIMIT_AUTHENTICATED: '60', RATE_LIMIT_EXEMPT: '10.1.2.3, fd00::/8', TRUST_PROXY: '10.0.0.0/8,::1', REDIS_URL: 'redis://cache:6379/1', REDIS_KEY_PREFIX: 'shop:',
     COUNT_LIMIT: '0', EVENTS_RETENTION_DAYS: '30', EVENT_STREAMS_PER_CALLER: '2', EVENT_STREAM_HEARTBEAT_MS: '500', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '100',
-    BULK_MAX_ITEMS: '50', BATCH_MAX_OPERATIONS: '10',
+    BULK_MAX_ITEMS: '50', BATCH_MAX_OPERATIONS: '10', EXPORT_MAX_ROWS: '5000', EXPORT_PAGE_ROWS: '250',
   })
   t.same(config, { port: 8080, host: '0.0.0.0', database: { kind: 'postgres', url: 'postgresql://u@db:5432/shop', statementTimeoutMs: 2000, pooled: false, replicaUrls: [] }, migrateOnStart: false, logLevel: 'warn', corsOrigins: [], trustProxy: ['10.0.0.0/8', '::1'],
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined, passwordHashCost: 17 },
-    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60, exempt: ['10.1.2.3', 'fd00::/8'] }, bulkMaxItems: 50, batchMaxOperations: 10 }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', countLimit: 0, eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
+    limits: { requestTimeoutMs: 4000, shutdownGraceMs: 0, rateLimit: { anonymous: 0, authenticated: 60, exempt: ['10.1.2.3', 'fd00::/8'] }, bulkMaxItems: 50, batchMaxOperations: 10 }, exports: { maxRows: 5000, pageRows: 250 }, redisUrl: 'redis://cache:6379/1', redisKeyPrefix: 'shop:', countLimit: 0, eventsRetentionDays: 30, eventStreamsPerCaller: 2, eventStreamHeartbeatMs: 500,
     webhooks: { allowPrivate: true, timeoutMs: 3000, retryBaseMs: 100 } })
   t.same(
     loadConfig({ SESSION_IDLE_MINUTES: '30', SESSION_MAX_DAYS: '7', COOKIE_SECURE: 'true', ADMIN_EMAIL: 'Admin@Shop.test', ADMIN_PASSWORD: 'twelve chars', REGISTRATION: 'admins' }).auth,

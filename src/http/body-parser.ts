@@ -2,6 +2,7 @@
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { MAX_JSON_DEPTH, structureProblem } from './json-structure.js'
+import { CSV_MEDIA_TYPE } from './csv.js'
 import { VENDOR_BODY_TYPE } from './negotiation.js'
 
 /** Largest request body, in bytes; more is a 413 before the body is read to its end. */
@@ -27,10 +28,29 @@ export const ACCEPT_PATCH = `${MERGE_PATCH_TYPE}, ${JSON_TYPE}`
 const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F])/i
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
+/** Newline-delimited JSON: one JSON object per line. */
+export const NDJSON_MEDIA_TYPE = 'application/x-ndjson'
+
+/** The media types an import reads (a collection's POST): each into the array of items a JSON body would be. */
+export const IMPORT_TYPES = [CSV_MEDIA_TYPE, NDJSON_MEDIA_TYPE] as const
+export type ImportType = (typeof IMPORT_TYPES)[number]
+
+/** Items read from an import's body, each with the line of the body it starts on. */
+export interface Imported {
+  items: Record<string, unknown>[]
+  lines: number[]
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route takes a JSON array of items too (a collection's POST: DESIGN "Writing many"). */
     arrayBody?: boolean
+    /** The route takes CSV and NDJSON bodies too, read by this into items (src/resources/import/). */
+    imports?: (text: string, type: ImportType) => Imported
+  }
+  interface FastifyRequest {
+    /** An import's items' lines in its body, by item: an error about item [i] names its line. */
+    importedLines?: readonly number[]
   }
 }
 
@@ -40,12 +60,20 @@ declare module 'fastify' {
  * which validation then rejects as unknown fields.
  */
 export function parseJsonBody(bytes: Buffer, arrays = false): Record<string, unknown> | unknown[] {
-  let text: string
+  return parseJsonText(decodeUtf8(bytes), arrays)
+}
+
+/** The body's text: UTF-8, else a 400 (`code`: MALFORMED_JSON for JSON, BAD_REQUEST for what is not). */
+function decodeUtf8(bytes: Buffer, code: 'MALFORMED_JSON' | 'BAD_REQUEST' = 'MALFORMED_JSON'): string {
   try {
-    text = decoder.decode(bytes)
+    return decoder.decode(bytes)
   } catch {
-    throw new ApiError('MALFORMED_JSON', 'The request body is not valid UTF-8.')
+    throw new ApiError(code, 'The request body is not valid UTF-8.')
   }
+}
+
+/** One JSON object (or, where `arrays`, an array of them) from its text: parseJsonBody's checks, on an NDJSON line too. */
+export function parseJsonText(text: string, arrays = false): Record<string, unknown> | unknown[] {
   if (text.trim() === '') throw new ApiError('MALFORMED_JSON', 'The request body is empty; send a JSON object.')
   let value: unknown
   try {
@@ -77,7 +105,9 @@ function textIsStorable(value: unknown): boolean {
 const unsupported = (request: FastifyRequest) =>
   request.method === 'PATCH'
     ? new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${MERGE_PATCH_TYPE} or ${JSON_TYPE}.`, [], { headers: { 'accept-patch': ACCEPT_PATCH } })
-    : new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE} (UTF-8).`)
+    : request.routeOptions.config.imports
+      ? new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE}, or to import items as ${IMPORT_TYPES.join(' or ')} (UTF-8).`)
+      : new ApiError('UNSUPPORTED_MEDIA_TYPE', `Send the body as ${JSON_TYPE} (UTF-8).`)
 
 /** JSON is UTF-8 (RFC 8259 §8.1): a charset parameter may only say so. */
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
@@ -119,6 +149,24 @@ export function installBodyParser(app: FastifyInstance): void {
   }
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, parseJson)
   app.addContentTypeParser(VENDOR_BODY_TYPE, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, parseJson)
+  // CSV and NDJSON: on a route that imports them (a collection's POST), else refused as any other type.
+  const parseImport: FastifyBodyParser<Buffer> = (request, body, done) => {
+    if (!readsBody(request)) return done(null, undefined)
+    const imports = request.routeOptions.config.imports
+    const type = request.headers['content-type']!.toLowerCase()
+    const charset = CHARSET.exec(type)?.[1]
+    if (!imports || request.method !== 'POST' || (charset && charset !== 'utf-8' && charset !== 'utf8')) return done(unsupported(request), undefined)
+    try {
+      // Spreadsheets write a byte order mark first; it is no part of the first field.
+      const text = decodeUtf8(body, 'BAD_REQUEST').replace(/^\uFEFF/, '')
+      const imported = imports(text, type.startsWith(CSV_MEDIA_TYPE) ? CSV_MEDIA_TYPE : NDJSON_MEDIA_TYPE)
+      request.importedLines = imported.lines
+      done(null, imported.items)
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  }
+  app.addContentTypeParser([...IMPORT_TYPES], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, parseImport)
   // Every other media type: ignored where bodies are, refused where they are read.
   app.addContentTypeParser('*', (request, _payload, done) => {
     if (!readsBody(request)) return done(null, undefined)

@@ -61,7 +61,8 @@ export function negotiate(accept: string | undefined, version: number, offers: r
   if (json > 0) return { mediaType: JSON_MEDIA_TYPE }
   const other = ranges.find((r) => r.q > 0 && VENDOR_TYPE.test(r.type))
   if (other) return { refused: `This path serves version ${version}; Accept asks for ${other.type}.` }
-  return { refused: `Responses are ${JSON_MEDIA_TYPE} or ${vendor}; the Accept header admits neither.` }
+  if (offers.length === 0) return { refused: `Responses are ${JSON_MEDIA_TYPE} or ${vendor}; the Accept header admits neither.` }
+  return { refused: `Responses are ${[JSON_MEDIA_TYPE, vendor, ...offers].join(', ')}; the Accept header admits none of them.` }
 }
 
 /** The version named by the most preferred vendor type in Accept (weight above 0), if any. */

@@ -43,13 +43,15 @@ function canonical(value: unknown): string {
 function nameBodies(document: Document, schemas: Record<string, Schema>): void {
   for (const operation of Object.values(document.paths).flatMap((item) => Object.values(item))) {
     const content = Object.values(operation.requestBody?.content ?? {})
-    // A choice between named schemas (one item or an array of them) stays a choice.
-    const inline = content.find((media) => !('$ref' in media.schema) && !('oneOf' in media.schema))
+    // A choice between named schemas (one item or an array of them) stays a choice; text (an
+    // import's CSV or NDJSON) stays as it is.
+    const named = (media: { schema: Schema }) => !('$ref' in media.schema) && !('oneOf' in media.schema) && media.schema.type !== 'string'
+    const inline = content.find(named)
     if (!inline || operation.operationId === undefined) continue
     const name = bodyName(operation.operationId)
     if (schemas[name] && canonical(schemas[name]) !== canonical(inline.schema)) throw new Error(`OpenAPI: the body of ${operation.operationId} would be ${name}, which is another schema`)
     schemas[name] = inline.schema
-    for (const media of content) media.schema = ref(name)
+    for (const media of content) if (named(media)) media.schema = ref(name)
   }
 }
 

@@ -51,6 +51,7 @@ export const HEADERS = {
   'Accept-Patch': header('The media types a PATCH takes (RFC 5789 §3.1).'),
   'WWW-Authenticate': header('The authentication challenge (RFC 6750).'),
   'Idempotent-Replayed': header('`true` when this answer replays the first answer to the same Idempotency-Key.'),
+  'Content-Disposition': header('On an export: `attachment` with a file name, such as `attachment; filename="products.csv"`.'),
 } as const
 
 type HeaderName = keyof typeof HEADERS

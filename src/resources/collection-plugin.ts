@@ -8,6 +8,8 @@ import { refuseMethods } from '../http/routes.js'
 import { requireBody } from '../http/body-parser.js'
 import { collectionOperations, type Operation } from './operations.js'
 import { hasHistory, type Collection } from './collection.js'
+import { importerOf } from './import/importer.js'
+import { EXPORT_TYPES } from './export/formats.js'
 import { fieldsParameter } from './field-selection.js'
 import { includeParameters } from './include.js'
 import { listQuerySchema } from './list-query/parse.js'
@@ -68,7 +70,8 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   const route = (op: Operation) => ({ config: { readOnlyFields, document: op.document }, schema: op.schema })
   const write = (op: Operation) => ({ ...route(op), attachValidation: true, preValidation: requireBody })
 
-  app.get(base, route(reads.list), listHandler(context))
+  const list = route(reads.list)
+  app.get(base, { ...list, config: { ...list.config, mediaTypes: EXPORT_TYPES } }, listHandler(context))
   if (collection.aggregates) {
     // A static segment: find-my-way matches it before the item's `:id`, so no item id (a UUID) is shadowed.
     const aggregates = `${base}/aggregates`
@@ -84,7 +87,7 @@ export function registerCollection(app: FastifyInstance, collection: Collection,
   if (collection.options.writes === false) return
   const ops = writes()
   const create = write(ops.create)
-  app.post<WriteRoute>(base, { ...create, config: { ...create.config, arrayBody: true } }, idempotent(createHandler(context), context.keys, createdBefore(context)))
+  app.post<WriteRoute>(base, { ...create, config: { ...create.config, arrayBody: true, imports: importerOf(bodies.create, readOnlyFields) } }, idempotent(createHandler(context), context.keys, createdBefore(context)))
   app.put<WriteRoute>(item, write(ops.replace), replaceHandler(context))
   app.patch<WriteRoute>(item, write(ops.patch), patchHandler(context))
   app.delete(item, route(ops.remove), deleteHandler(context))

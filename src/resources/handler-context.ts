@@ -15,6 +15,7 @@ import { restrictedReads } from './permissions.js'
 import { representationOf, type CollectionVersions } from './revalidation.js'
 import type { Relation } from './relations.js'
 import type { Representation, Row } from './represent.js'
+import type { ExportLimits } from './export/handler.js'
 import { createStore, type Store } from './store.js'
 import { collectionViews, type Views } from './views.js'
 
@@ -35,6 +36,8 @@ export interface CollectionServices {
   countLimit: number
   /** One request creates or changes at most this many items (BULK_MAX_ITEMS). */
   bulkMaxItems: number
+  /** How many rows an export may have and reads at once (EXPORT_MAX_ROWS, EXPORT_PAGE_ROWS). */
+  exports: ExportLimits
   /** Every collection's relations (src/resources/relations.ts). */
   relations: ReadonlyMap<Collection, ReadonlyMap<string, Relation>>
   /** The collections' versions from the event tail (src/events/versions.ts). */

@@ -14,6 +14,7 @@ import { Id } from '../schema-types.js'
 import type { Collection } from './collection.js'
 import { MAX_PAGE_SIZE } from './list-query/plan.js'
 import { TRASHED_PARAMETER } from './list-query/parse.js'
+import { BODY_LIMIT } from '../http/body-parser.js'
 
 /** `order_items` → `OrderItems`: a list's operationId noun. */
 export const pluralName = (table: string) => table.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase())
@@ -59,6 +60,15 @@ export const whoLists = (rule: AccessRule, nested: boolean) =>
 export const refusals = (rule: AccessRule, trash: unknown) => (rule === 'public' && !trash ? [] : [403])
 
 export const JSON_TYPES = ['application/json']
+
+/** How an export is asked for and what it holds, in the list's description. */
+const EXPORT_NOTE =
+  'With `Accept: text/csv` or `Accept: application/x-ndjson` it is an export instead: every matching item (no page, size or cursor), with the same filters, sort and fields, up to EXPORT_MAX_ROWS (more is 400 EXPORT_TOO_LARGE), as a file.'
+const CSV_BODY =
+  'RFC 4180 in UTF-8: a header row naming the fields in the schema\'s order, objects as dotted columns (`price.amount`), arrays as JSON text; an empty field is null, `""` the empty string.'
+const NDJSON_BODY = 'One item per line, as in a page.'
+const IMPORT_NOTE =
+  ' As `text/csv` (a header row naming the fields, as an export writes them) or `application/x-ndjson` (an item per line), the body is an array of items too, its errors naming the line of each item.'
 const PATCH_TYPES = ['application/json', 'application/merge-patch+json']
 
 /** A route's schema, and what only the document takes (DocumentedRoute). */
@@ -145,18 +155,35 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
   // their schemas are the document's only.
   const onCollection: DocumentedRoute = parentParams ? { params: parentParams } : {}
   const op = (schema: object, document: DocumentedRoute, responses: DocumentedRoute['responses']): Operation => ({ schema, document: responses ? { ...document, responses } : document })
+  const page = Type.Array(summary, { maxItems: MAX_PAGE_SIZE })
+  // The route serializes a page (JSON); the document also has the export's media types, whose
+  // answers have no validators and no paging links (src/resources/export/).
+  const listAnswer = success(
+    'A page of items, in order; or, asked for as text/csv or application/x-ndjson, every matching item as a file (Content-Disposition), without ETag and Link.',
+    page,
+    ['ETag?', 'Link?', 'X-Total-Count?', 'Preference-Applied?', 'Content-Disposition?'],
+  ) as unknown as { description: string; headers: object }
+  const exported = {
+    description: listAnswer.description,
+    headers: listAnswer.headers,
+    content: {
+      'application/json': { schema: { ...page, description: 'A page of items, in order.' } },
+      'text/csv': { schema: { type: 'string', description: CSV_BODY } },
+      'application/x-ndjson': { schema: { ...summary, description: NDJSON_BODY } },
+    },
+  }
   const reads: ReadOperations = {
     list: op({
       ...base,
       operationId: `list${pluralName(table)}`,
       summary: `List ${listed(collection)}`,
-      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not.`,
+      description: `${whoLists(access.list, parent !== undefined)} Pages by number or by cursor, sorted and filtered by the query parameters below; Link names the other pages; \`Prefer: count=exact\` counts past COUNT_LIMIT. If-None-Match answers 304 while the page is the same; If-Match, 412 once it is not. ${EXPORT_NOTE}`,
       security: security(access.list),
       response: {
-        200: success('A page of items, in order.', Type.Array(summary, { maxItems: MAX_PAGE_SIZE }), ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
+        200: success('A page of items, in order.', page, ['ETag', 'Link', 'X-Total-Count?', 'Preference-Applied?']),
         304: noBody('Not modified: the If-None-Match tag is current.', ['ETag']),
       },
-    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'If-Match', 'Prefer']) }, errors([...refusals(access.list, trash), ...(parent ? [404] : []), 412])),
+    }, { ...onCollection, querystring: parts.query, headers: requestHeaders(['If-None-Match', 'If-Match', 'Prefer']) }, { ...errors([...refusals(access.list, trash), ...(parent ? [404] : []), 412]), 200: exported }),
     read: op({
       ...base,
       operationId: `get${name}`,
@@ -208,7 +235,7 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         ...base,
         operationId: `create${name}`,
         summary: `Create ${noun}, or several`,
-        description: `${WHO[access.create]} A JSON array creates every item in one transaction, or none (at most ${parts.bulkMaxItems}): an item's error names it by its index (\`[3].sku\`).${upsertNote} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
+        description: `${WHO[access.create]} A JSON array creates every item in one transaction, or none (at most ${parts.bulkMaxItems}): an item's error names it by its index (\`[3].sku\`).${IMPORT_NOTE}${upsertNote} With an Idempotency-Key, a retry gets the first answer again and nothing is created twice.`,
         security: security(access.create),
         consumes: JSON_TYPES,
         // One item or an array of them; an array's errors name the item (`/3/sku`: `[3].sku`).
@@ -224,7 +251,13 @@ export function collectionOperations(api: FastifyInstance, collection: Collectio
         ...onCollection,
         querystring: createQuery,
         headers: requestHeaders(['Idempotency-Key', 'Prefer']),
-        body: { oneOf: [createBody, many(createBody, 'Several items, created together or not at all.')] },
+        body: {
+          content: {
+            'application/json': { schema: { oneOf: [createBody, many(createBody, 'Several items, created together or not at all.')] } },
+            'text/csv': { schema: { type: 'string', maxLength: BODY_LIMIT, description: `Items to create, a row each after a header row naming their fields (dotted for objects: \`price.amount\`); an unquoted empty field leaves the field out, \`""\` is the empty string. Columns of fields a create does not take (\`id\`, what an export also writes) are skipped.` } },
+            'application/x-ndjson': { schema: { type: 'string', maxLength: BODY_LIMIT, description: 'Items to create, one JSON object per line, as in an array; fields a create does not take (`id`, what an export also writes) are left out.' } },
+          },
+        },
         responses: {
           ...(upserts ? { 200: success('Upserted: an item held the value already, and was changed (merge-duplicates) or left (ignore-duplicates); the item, or every item of an array, in its order.', { oneOf: [item, many(item, 'Every item, in the request\'s order.')] } as unknown as TSchema, ['Content-Location?', 'ETag?', 'Last-Modified?', 'Preference-Applied']) } : {}),
           201: success(

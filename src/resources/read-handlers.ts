@@ -15,6 +15,8 @@ import type { Representation, Row } from './represent.js'
 import { currentTag, listTag } from './revalidation.js'
 import type { Extra } from './store.js'
 import { onShelf, shelfOf } from './trash.js'
+import { exportList } from './export/handler.js'
+import { EXPORT_FORMATS } from './export/formats.js'
 
 /** 200 with the body, or 304 without one; both with the validators and caching headers of the 200. */
 export function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply, body: T, validators: Validators, maxAge: number | undefined): T | FastifyReply {
@@ -29,10 +31,14 @@ export function conditionalRead<T>(request: FastifyRequest, reply: FastifyReply,
 const extraFor = (included: IncludePlan | undefined, request: FastifyRequest): Extra | undefined =>
   included && ((outer, add) => embeddedSelect(included, request.caller, outer, add))
 
-export const listHandler = ({ collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, representation, readYourWrites }: HandlerContext) =>
-  async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
+export const listHandler = (context: HandlerContext) => {
+  const { collection, store, summary, authorize, placement, select, include, listSpec, versions, shows, representation, readYourWrites } = context
+  return async function list(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {
     authorize(request, 'list')
     const shelf = shelfOf(collection, request, 'list')
+    // Accept: text/csv or application/x-ndjson: every matching row, as a file (src/resources/export/).
+    const format = EXPORT_FORMATS.get(request.responseType)
+    if (format) return exportList(context, request, reply, format, shelf)
     const query = request.query as RawQuery
     const exactCount = preferences(request).get('count') === 'exact'
     const plan = parseListQuery(query, listSpec, exactCount)
@@ -73,6 +79,7 @@ export const listHandler = ({ collection, store, summary, authorize, placement, 
     const asked = selection !== undefined || included !== undefined
     return conditionalRead(request, reply, bodyOf(request, reply, asked, body), { etag }, collection.options.cacheMaxAge)
   }
+}
 
 export const readHandler = ({ collection, store, detail, scopeOf, validators, authorize, standing, select, include, readYourWrites }: HandlerContext) =>
   async function read(request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) {

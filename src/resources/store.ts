@@ -9,7 +9,7 @@ import type { Database, Statements } from '../db/client.js'
 import { eventsOf, timeLeft } from '../db/events.js'
 import { recordItemOf, type KeyClaim } from '../db/idempotency.js'
 import { RELEVANCE, type ListPlan } from './list-query/plan.js'
-import { aggregateStatement, COMPLETE, keptCountOf, listStatement, matchingStatement, quote, TOTAL, type AggregateQuery } from './list-query/to-sql.js'
+import { aggregateStatement, boundedCountStatement, COMPLETE, exportPageStatement, keptCountOf, listStatement, matchingStatement, quote, TOTAL, type AggregateQuery } from './list-query/to-sql.js'
 import type { Row } from './represent.js'
 import { shelfCondition, TRASHED, type Scope } from './shelf.js'
 
@@ -64,6 +64,14 @@ export interface Store {
   list(plan: ListPlan, scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra, caller?: unknown): Promise<ListResult>
   /** The groups of the rows in `scope` the query's filters match, with its metrics, sorted by their keys: at most `limit`. */
   aggregate(query: AggregateQuery, scope: Scope, limit: number, on?: Statements, caller?: unknown): Promise<Row[]>
+  /**
+   * A page of an export: the rows the plan matches in `scope`, in its order, after the row whose
+   * sort keys are `last` (none: the first page), at most `limit`; `selected`: only these columns
+   * and the sort keys (`fields=`).
+   */
+  exportPage(plan: ListPlan, scope: Scope, last: readonly unknown[] | undefined, limit: number, on: Statements, selected: readonly string[] | undefined, caller: unknown): Promise<Row[]>
+  /** How many rows the plan matches in `scope`, counted to `limit + 1` at most. */
+  countUpTo(plan: ListPlan, scope: Scope, limit: number, on: Statements, caller: unknown): Promise<number>
   /** The row in `scope`, on the pool or in a transaction; `selected`: only these columns (`fields=`); `extra`: more of it (`include=`). */
   find(scope: Scope, on?: Statements, selected?: readonly string[], extra?: Extra): Promise<Row | null>
   /** Whether the row in `scope` exists; with `lock`, held so until `on`, a transaction, ends. */
@@ -326,6 +334,17 @@ export function createStore(db: Database, options: StoreOptions): Store {
     aggregate(query, scope, limit, on = db, caller) {
       const { text, values } = aggregateStatement(target, query, scope, limit, caller)
       return on.query<Row>(text, values, listName(text))
+    },
+    exportPage(plan, scope, last, limit, on, selected, caller) {
+      const sortKeys = plan.sort.filter((key) => key.field !== RELEVANCE).map((key) => key.field.name)
+      const columns = shown(selected ? [...new Set([...selected, ...sortKeys])] : options.listColumns)
+      const { text, values } = exportPageStatement(target, columnList(columns), plan, scope, last, limit, caller)
+      return on.query<Row>(text, values, listName(text))
+    },
+    async countUpTo(plan, scope, limit, on, caller) {
+      const { text, values } = boundedCountStatement(target, plan, scope, limit, caller)
+      // BIGINT arrives as a string.
+      return Number((await on.query<{ n: unknown }>(text, values, listName(text)))[0]!.n)
     },
     find: (scope, on = db, selected, extra) => rows.read(on, scope, undefined, false, selected && shown(selected), extra),
     exists: async (scope, on = db, lock) => (await ids.read(on, scope, lock)) !== null,

@@ -21,6 +21,8 @@ import type { Scope } from './store.js'
 import { checkInitial } from './states.js'
 import { changeLocked, checkPreconditions, inTransaction } from './in-transaction.js'
 import { createMany, upsertOf } from './create-many.js'
+import { toApiError } from '../http/error-handler.js'
+import { withLines } from './import/importer.js'
 import { fullData, toColumns } from './writes.js'
 import { explainConflict, movedOn, onShelf, restore, shelfOf } from './trash.js'
 
@@ -56,6 +58,12 @@ async function createOne(context: HandlerContext, request: WriteRequest, reply: 
   shelfOf(collection, request, 'create')
   const answer = answerOf(context, request)
   const upsert = upsertOf(collection, request)
+  if (request.importedLines) {
+    // A CSV or NDJSON body (src/resources/import/): its errors name the lines of the items.
+    return createMany(context, request, reply, answer, upsert).catch((error: unknown) => {
+      throw withLines(toApiError(error, request), request.importedLines)
+    })
+  }
   if (upsert || Array.isArray(request.body)) return createMany(context, request, reply, answer, upsert)
   const recorded = await createInOneStatement(context, request, reply, answer)
   if (recorded) return recorded.answer

@@ -356,7 +356,7 @@ t.test('content sent with GET or DELETE is ignored; merge patches are for PATCH 
     const merge = { 'content-type': 'application/merge-patch+json' }
     const post = await admin.post(`${V1}/products`, productBody(), merge)
     assertErrorBody(t, post, 415, 'UNSUPPORTED_MEDIA_TYPE')
-    t.equal(post.body.error.message, 'Send the body as application/json (UTF-8).')
+    t.equal(post.body.error.message, 'Send the body as application/json, or to import items as text/csv or application/x-ndjson (UTF-8).')
     const patch = await admin.patch(`${V1}/products/${a.body.id}`, 'name=x', { 'content-type': 'text/plain' })
     assertErrorBody(t, patch, 415, 'UNSUPPORTED_MEDIA_TYPE')
     t.equal(patch.body.error.message, 'Send the body as application/merge-patch+json or application/json.')

@@ -92,6 +92,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open', passwordHashCost: TEST_PASSWORD_COST },
     // Tests make many requests from one address; the limits have tests of their own.
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 },
+    exports: { maxRows: 1_000_000, pageRows: 1000 },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     countLimit: 10_000,
@@ -217,7 +218,8 @@ function apiClient(base: Base, credentials: Record<string, string>): Api {
     const response = await fetch(base.origin + path, { method, headers, body })
     const text = await response.text()
     const type = response.headers.get('content-type') ?? ''
-    const answer = { status: response.status, headers: response.headers, text, body: (text && type.includes('json') ? JSON.parse(text) : undefined) as T }
+    // JSON and this API's vendor types; not NDJSON, which is many JSON texts.
+    const answer = { status: response.status, headers: response.headers, text, body: (text && /\bjson\b/.test(type) ? JSON.parse(text) : undefined) as T }
     return answer
   }
   const { adminToken, ...fields } = base

@@ -139,6 +139,58 @@ export function matchingStatement(target: Pick<ListTable, 'table' | 'trash'>, se
 }
 
 /**
+ * After the row whose sort-key values are `last`, in the plan's order, for an export's next page.
+ * With no nullable key it is the list's keyset; else each key's "after" spelt out as PostgreSQL
+ * orders NULL (last when ascending, first when descending), and equality as IS NOT DISTINCT FROM.
+ */
+function after(plan: ListPlan, last: readonly unknown[], values: Values, columnOf: (field: Field) => string): string {
+  if (!plan.sort.some((key) => key.field.nullable)) return keyset(plan, { values: last as CursorPosition['values'], backward: false }, values, columnOf)
+  const params = last.map((value) => (value === null ? null : values.add(value)))
+  const alternatives = plan.sort.map((key, i) => {
+    const equal = plan.sort.slice(0, i).map((prior, j) => (params[j] === null ? `${columnOf(prior.field)} IS NULL` : `${columnOf(prior.field)} = ${params[j]}`))
+    const column = columnOf(key.field)
+    const param = params[i]
+    const beyond =
+      key.direction === 'asc'
+        ? param === null ? 'false' : `(${column} > ${param} OR ${column} IS NULL)`
+        : param === null ? `${column} IS NOT NULL` : `${column} < ${param}`
+    return `(${[...equal, beyond].join(' AND ')})`
+  })
+  return `(${alternatives.join(' OR ')})`
+}
+
+/**
+ * One page of an export (src/resources/export/): the rows of `target` (`select`: their columns)
+ * the plan matches in `scope`, in its order, after the row whose sort keys are `last` (none: from
+ * the start), at most `limit`. No count and no offset: an export reads every matching row, page
+ * after page, each an index seek from where the last ended. With q, each row's rank as `relevance`.
+ */
+export function exportPageStatement(target: Pick<ListTable, 'table' | 'trash'>, select: string, plan: ListPlan, scope: Scope, last: readonly unknown[] | undefined, limit: number, caller: unknown): ListStatement {
+  const values = new Values()
+  const { matching, query } = conditions(target, plan, scope, values, caller)
+  const rank = query && `ts_rank("search", ${query})`
+  const sortColumn = (field: Field) => (field === RELEVANCE ? rank! : columnOf(field))
+  const all = last ? [...matching, after(plan, last, values, sortColumn)] : matching
+  const order = plan.sort.map((key) => `${sortColumn(key.field)} ${key.direction.toUpperCase()}`).join(', ')
+  return {
+    text: `SELECT ${select}${rank ? `, ${rank} AS "${RELEVANCE.name}"` : ''} FROM ${target.table}${all.length === 0 ? '' : ` WHERE ${all.join(' AND ')}`} ORDER BY ${order} LIMIT ${limit}`,
+    values: values.list,
+  }
+}
+
+/**
+ * How many rows of `target` the plan matches in `scope`, counted up to `limit + 1` at most: enough
+ * to say whether there are more than `limit` (an export's EXPORT_MAX_ROWS) without counting a
+ * larger table to its end.
+ */
+export function boundedCountStatement(target: Pick<ListTable, 'table' | 'trash'>, plan: ListPlan, scope: Scope, limit: number, caller: unknown): ListStatement {
+  const values = new Values()
+  const { matching } = conditions(target, plan, scope, values, caller)
+  const where = matching.length === 0 ? '' : ` WHERE ${matching.join(' AND ')}`
+  return { text: `SELECT count(*) AS n FROM (SELECT FROM ${target.table}${where} LIMIT ${limit + 1}) m`, values: values.list }
+}
+
+/**
  * The statement for a list page. Its rows are the page's (one more than the page size, to know
  * whether another follows; backward cursor pages nearest first), each with the count of matching
  * rows in TOTAL: the table's kept count when nothing is filtered (COMPLETE), else counted up to
