@@ -176,6 +176,26 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/api/v2/users/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a user
+         * @description Any signed-in caller. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getUserHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/products": {
         parameters: {
             query?: never;
@@ -208,6 +228,26 @@ export interface paths {
         patch: operations["updateProducts"];
         trace?: never;
     };
+    "/api/v2/products/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate products
+         * @description Anyone may call this; signed-in callers may see more. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/products/{id}": {
         parameters: {
             query?: never;
@@ -228,16 +268,36 @@ export interface paths {
         post?: never;
         /**
          * Delete a product
-         * @description Admins only. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. The item goes to the trash for 30 days (event `products.trashed`): gone from reads and lists, its unique values kept; admins restore it (PATCH with `trashed=only`) or delete it for good (DELETE with `trashed=only`, event `products.deleted`) before housekeeping does. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         /**
          * Change fields of a product (JSON merge patch)
-         * @description Admins only. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
+         * @description Admins only. A field left out stays as it is; null clears a nullable one. With `trashed=only` (admins), `{"deleted_at": null}` restores the item from the trash (event `products.restored`). If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/api/v2/products/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a product
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events, and for this collection 90 days. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getProductHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v2/products/{parentId}/reviews": {
@@ -272,6 +332,26 @@ export interface paths {
         patch: operations["updateReviews"];
         trace?: never;
     };
+    "/api/v2/products/{parentId}/reviews/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate a product's reviews
+         * @description Anyone may call this; signed-in callers may see more. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/products/{parentId}/reviews/{id}": {
         parameters: {
             query?: never;
@@ -302,6 +382,26 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateReview"];
+        trace?: never;
+    };
+    "/api/v2/products/{parentId}/reviews/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of a review
+         * @description Anyone may call this; signed-in callers may see more. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getReviewHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v2/orders": {
@@ -336,6 +436,26 @@ export interface paths {
         patch: operations["updateOrders"];
         trace?: never;
     };
+    "/api/v2/orders/aggregates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Aggregate orders
+         * @description Any signed-in caller: each aggregates the items they own, an admin every item. Counts, sums, averages, least and greatest values of the items the filters match (the list's filters), grouped by the group_by fields and sorted by them; at most 1,000 groups (more: 400 TOO_MANY_GROUPS). A field you may not read cannot be grouped or aggregated (403). If-None-Match answers 304 while the answer is the same.
+         */
+        get: operations["aggregateOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/orders/{id}": {
         parameters: {
             query?: never;
@@ -366,6 +486,26 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. Needs If-Match with the ETag you read: 428 without it, 412 if the item has changed since.
          */
         patch: operations["updateOrder"];
+        trace?: never;
+    };
+    "/api/v2/orders/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v2/orders/{parentId}/items": {
@@ -430,6 +570,26 @@ export interface paths {
          * @description The owner (of the item, or of the item it belongs to) or an admin. A field left out stays as it is; null clears a nullable one. If-Match or If-Unmodified-Since make it conditional: 412 if the item has changed since.
          */
         patch: operations["updateOrderItem"];
+        trace?: never;
+    };
+    "/api/v2/orders/{parentId}/items/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the history of an order item
+         * @description The owner (of the item, or of the item it belongs to) or an admin. The item's changes, newest first, from the event log: as far back as the change feed keeps events. Each change lists the fields that changed, from and to, as this version shows them and only those you may read. Link names the next page; If-None-Match answers 304 while the page is the same.
+         */
+        get: operations["getOrderItemHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v2/webhooks": {
@@ -585,7 +745,7 @@ export interface components {
                  * @description A stable code from the catalogue; never renamed or reused.
                  * @enum {string}
                  */
-                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "EXPORT_TOO_LARGE" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
+                code: "BAD_REQUEST" | "MALFORMED_JSON" | "INVALID_PARAMETER" | "TOO_MANY_AFFECTED" | "TOO_MANY_GROUPS" | "EXPORT_TOO_LARGE" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "INVALID_TRANSITION" | "STATE_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "PRECONDITION_FAILED" | "EVENTS_EXPIRED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_REUSED" | "FAILED_DEPENDENCY" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "NOT_IMPLEMENTED" | "SERVICE_UNAVAILABLE";
                 /** @description For people: what went wrong and what to do. */
                 message: string;
                 /** @description One entry per field or parameter at fault (the first 100); empty when there is none. */
@@ -740,6 +900,54 @@ export interface components {
             /** @description Only admins set roles. */
             roles: "admin"[];
         };
+        EmailChange: {
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            from: string | null;
+            /**
+             * Format: email
+             * @description Unique, compared without case; stored lower-cased.
+             * @example ada@shop.example
+             */
+            to: string | null;
+        };
+        UserNameChange: {
+            /** @example Ada Lovelace */
+            from: string | null;
+            /** @example Ada Lovelace */
+            to: string | null;
+        };
+        UserRolesChange: {
+            /** @description Only admins set roles. */
+            from: "admin"[] | null;
+            /** @description Only admins set roles. */
+            to: "admin"[] | null;
+        };
+        UserHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                email?: components["schemas"]["EmailChange"];
+                name?: components["schemas"]["UserNameChange"];
+                roles?: components["schemas"]["UserRolesChange"];
+            } | null;
+        };
         UserCreate: {
             /**
              * Format: email
@@ -823,6 +1031,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
         };
         ProductSummary: {
             /** Format: uuid */
@@ -837,6 +1050,182 @@ export interface components {
             price: components["schemas"]["Money"];
             /** @enum {string} */
             status: "draft" | "active" | "archived";
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            deleted_at?: string;
+        };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        ProductAggregate: {
+            /** @enum {string} */
+            status?: "draft" | "active" | "archived";
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /** @description The least value of price; null when no item has one. */
+            min_price?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The greatest value of price; null when no item has one. */
+            max_price?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The average (rounded to 2 decimals) of price; null when no item has one. */
+            avg_price?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /**
+             * Format: int64
+             * @description The sum of stock; null when no item has one.
+             */
+            sum_stock?: number | null;
+            /** @description The least value of cost; null when no item has one. */
+            min_cost?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The greatest value of cost; null when no item has one. */
+            max_cost?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The average (rounded to 2 decimals) of cost; null when no item has one. */
+            avg_cost?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+        };
+        ProductNameChange: {
+            /** @example Espresso cup */
+            from: string | null;
+            /** @example Espresso cup */
+            to: string | null;
+        };
+        ProductSkuChange: {
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            from: string | null;
+            /**
+             * @description Stock keeping unit: 3-32 of A-Z, 0-9 and -.
+             * @example CUP-090
+             */
+            to: string | null;
+        };
+        ProductPriceChange: {
+            from: components["schemas"]["Money"] | null;
+            to: components["schemas"]["Money"] | null;
+        };
+        Int32Change: {
+            /**
+             * Format: int32
+             * @example 40
+             */
+            from: number | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            to: number | null;
+        };
+        ProductStatusChange: {
+            /** @enum {string|null} */
+            from: "draft" | "active" | "archived" | null;
+            /** @enum {string|null} */
+            to: "draft" | "active" | "archived" | null;
+        };
+        ProductDescriptionChange: {
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            from: string | null;
+            /** @example Stoneware, 90 ml, dishwasher safe. */
+            to: string | null;
+        };
+        ProductTagsChange: {
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            from: string[] | null;
+            /**
+             * @example [
+             *       "kitchen",
+             *       "ceramic"
+             *     ]
+             */
+            to: string[] | null;
+        };
+        ProductReviewCountChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ProductRatingAverageChange: {
+            from: number | null;
+            to: number | null;
+        };
+        DateTimeChange: {
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            from: string | null;
+            /**
+             * Format: date-time
+             * @description When the item was moved to the trash: only items in the trash have it (admins, `trashed=`).
+             */
+            to: string | null;
+        };
+        ProductHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                name?: components["schemas"]["ProductNameChange"];
+                sku?: components["schemas"]["ProductSkuChange"];
+                price?: components["schemas"]["ProductPriceChange"];
+                cost?: components["schemas"]["ProductPriceChange"];
+                stock?: components["schemas"]["Int32Change"];
+                status?: components["schemas"]["ProductStatusChange"];
+                description?: components["schemas"]["ProductDescriptionChange"];
+                tags?: components["schemas"]["ProductTagsChange"];
+                review_count?: components["schemas"]["ProductReviewCountChange"];
+                rating_average?: components["schemas"]["ProductRatingAverageChange"];
+                deleted_at?: components["schemas"]["DateTimeChange"];
+            } | null;
         };
         ProductCreate: {
             /** @example Espresso cup */
@@ -967,6 +1356,88 @@ export interface components {
              */
             author_id: string | null;
         };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        ReviewAggregate: {
+            /** Format: int32 */
+            rating?: number;
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /** @description The average (rounded to 2 decimals) of rating; null when no item has one. */
+            avg_rating?: number | null;
+            /**
+             * Format: int32
+             * @description The least value of rating; null when no item has one.
+             */
+            min_rating?: number | null;
+            /**
+             * Format: int32
+             * @description The greatest value of rating; null when no item has one.
+             */
+            max_rating?: number | null;
+        };
+        UuidChange: {
+            /** Format: uuid */
+            from: string | null;
+            /** Format: uuid */
+            to: string | null;
+        };
+        ReviewRatingChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        ReviewTitleChange: {
+            /** @example Keeps the crema */
+            from: string | null;
+            /** @example Keeps the crema */
+            to: string | null;
+        };
+        ReviewBodyChange: {
+            /** @example Thick walls; the coffee stays hot. */
+            from: string | null;
+            /** @example Thick walls; the coffee stays hot. */
+            to: string | null;
+        };
+        ReviewAuthorIdChange: {
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The user who wrote the review; set from the caller.
+             */
+            to: string | null;
+        };
+        ReviewHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                product_id?: components["schemas"]["UuidChange"];
+                rating?: components["schemas"]["ReviewRatingChange"];
+                title?: components["schemas"]["ReviewTitleChange"];
+                body?: components["schemas"]["ReviewBodyChange"];
+                author_id?: components["schemas"]["ReviewAuthorIdChange"];
+            } | null;
+        };
         ReviewCreate: {
             /** Format: int32 */
             rating: number;
@@ -1044,6 +1515,111 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description One group: its keys (the group_by fields) and its metrics. */
+        OrderAggregate: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @enum {string}
+             */
+            status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            user_id?: string;
+            /**
+             * Format: int64
+             * @description How many items match (in the group).
+             */
+            count?: number;
+            /** @description The sum of total; null when no item has one. */
+            sum_total?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The average (rounded to 2 decimals) of total; null when no item has one. */
+            avg_total?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The least value of total; null when no item has one. */
+            min_total?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+            /** @description The greatest value of total; null when no item has one. */
+            max_total?: {
+                /** @example 12.5 */
+                amount: number;
+                /** @enum {string} */
+                currency?: "USD";
+            } | null;
+        };
+        OrderUserIdChange: {
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description The customer; set from the caller.
+             */
+            to: string | null;
+        };
+        OrderStatusChange: {
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            from: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+            /**
+             * @description pending -> paid (owner: takes the stock) -> shipped (admin) -> delivered (admin); pending or paid -> cancelled (paid stock goes back). A new order is pending.
+             * @default pending
+             * @enum {string|null}
+             */
+            to: "pending" | "paid" | "shipped" | "delivered" | "cancelled" | null;
+        };
+        OrderNoteChange: {
+            /** @example Leave it with the neighbour. */
+            from: string | null;
+            /** @example Leave it with the neighbour. */
+            to: string | null;
+        };
+        OrderTotalChange: {
+            from: components["schemas"]["OrderTotal"] | null;
+            to: components["schemas"]["OrderTotal"] | null;
+        };
+        OrderHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                user_id?: components["schemas"]["OrderUserIdChange"];
+                status?: components["schemas"]["OrderStatusChange"];
+                note?: components["schemas"]["OrderNoteChange"];
+                total?: components["schemas"]["OrderTotalChange"];
+            } | null;
+        };
         OrderCreate: {
             /** @example Leave it with the neighbour. */
             note?: string | null;
@@ -1112,6 +1688,47 @@ export interface components {
             /** Format: int32 */
             quantity: number;
             unit_price: components["schemas"]["Money"];
+        };
+        OrderItemProductIdChange: {
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            from: string | null;
+            /**
+             * Format: uuid
+             * @description Null once the product is deleted.
+             */
+            to: string | null;
+        };
+        OrderItemQuantityChange: {
+            /** Format: int32 */
+            from: number | null;
+            /** Format: int32 */
+            to: number | null;
+        };
+        OrderItemHistoryEntry: {
+            /**
+             * Format: int64
+             * @description The event's id, as the change feed and webhooks give it.
+             */
+            id: number;
+            /** @description `<collection>.created`, `.updated`, `.deleted`, or a state move (`orders.status_changed`, beside the `updated` of the same change). */
+            type: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /**
+             * Format: uuid
+             * @description The user who made the change; null when nobody was signed in.
+             */
+            actor_id: string | null;
+            /** @description The fields that changed, each with its value before and after, among those you may read; absent on a creation or deletion; null when the event before this one is no longer kept, so what changed cannot be told. */
+            changes?: {
+                order_id?: components["schemas"]["UuidChange"];
+                product_id?: components["schemas"]["OrderItemProductIdChange"];
+                quantity?: components["schemas"]["OrderItemQuantityChange"];
+                unit_price?: components["schemas"]["ProductPriceChange"];
+            } | null;
         };
         OrderItemCreate: {
             /**
@@ -2481,6 +3098,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getUserHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserHistoryEntry"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["UserHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProducts: {
         parameters: {
             query?: {
@@ -2496,6 +3173,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -2667,6 +3346,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["URITooLong"];
@@ -2774,6 +3454,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -2943,6 +3625,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3108,11 +3792,180 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    aggregateProducts: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: status. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, min:price, max:price, avg:price, sum:stock, min:cost, max:cost, avg:cost. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
+                /** @description Words to search for in name (A), description (B), tags (C), weighted A to D, as a search box takes them: "a phrase", or, -word to leave out. Without sort, the best matches come first (sort=relevance). */
+                q?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                name?: string;
+                /** @description Not equal to. */
+                "name[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "name[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "name[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                sku?: string;
+                /** @description Not equal to. */
+                "sku[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "sku[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "sku[contains]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                price?: string;
+                /** @description Not equal to. */
+                "price[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "price[in]"?: string;
+                /** @description Greater than. */
+                "price[gt]"?: string;
+                /** @description At least. */
+                "price[gte]"?: string;
+                /** @description Less than. */
+                "price[lt]"?: string;
+                /** @description At most. */
+                "price[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                stock?: number;
+                /** @description Not equal to. */
+                "stock[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "stock[in]"?: string;
+                /** @description Greater than. */
+                "stock[gt]"?: number;
+                /** @description At least. */
+                "stock[gte]"?: number;
+                /** @description Less than. */
+                "stock[lt]"?: number;
+                /** @description At most. */
+                "stock[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                status?: "draft" | "active" | "archived";
+                /** @description Not equal to. */
+                "status[ne]"?: "draft" | "active" | "archived";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Items holding this value; repeat for any of several. */
+                tags?: string;
+                /** @description Any of these comma-separated values. */
+                "tags[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                description?: string;
+                /** @description Not equal to. */
+                "description[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "description[in]"?: string;
+                /** @description Contains this text, ignoring case. */
+                "description[contains]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "description[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                review_count?: number;
+                /** @description Not equal to. */
+                "review_count[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "review_count[in]"?: string;
+                /** @description Greater than. */
+                "review_count[gt]"?: number;
+                /** @description At least. */
+                "review_count[gte]"?: number;
+                /** @description Less than. */
+                "review_count[lt]"?: number;
+                /** @description At most. */
+                "review_count[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductAggregate"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["ProductAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getProduct: {
         parameters: {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
                 /** @description Related items to embed, comma-separated: reviews, reviews.product, reviews.author. At most 3, a dotted step counted as one. */
                 include?: string;
                 /** @description How many reviews to embed at most, the first by their order. */
@@ -3172,6 +4025,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             412: components["responses"]["PreconditionFailed"];
@@ -3261,7 +4115,10 @@ export interface operations {
     };
     deleteProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Admins only: delete an item in the trash for good. */
+                trashed?: "only";
+            };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
                 "If-Match"?: string;
@@ -3304,6 +4161,8 @@ export interface operations {
             query?: {
                 /** @description Only these fields, comma-separated, and id: any field of the item, on a list too. A field you may not read is left out. */
                 fields?: string;
+                /** @description Admins only: restore an item from the trash; the body is `{"deleted_at": null}` and nothing else. */
+                trashed?: "only";
             };
             header?: {
                 /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
@@ -3373,6 +4232,68 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProductHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+                /** @description Admins only: `only` the items in the trash, `include` them beside the live ones. Each trashed item shows its `deleted_at`. */
+                trashed?: "only" | "include";
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductHistoryEntry"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["ProductHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3782,6 +4703,103 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    aggregateReviews: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: rating. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, avg:rating, min:rating, max:rating. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                rating?: number;
+                /** @description Not equal to. */
+                "rating[ne]"?: number;
+                /** @description Any of these comma-separated values. */
+                "rating[in]"?: string;
+                /** @description Greater than. */
+                "rating[gt]"?: number;
+                /** @description At least. */
+                "rating[gte]"?: number;
+                /** @description Less than. */
+                "rating[lt]"?: number;
+                /** @description At most. */
+                "rating[lte]"?: number;
+                /** @description Equal to; repeat for any of several. */
+                author_id?: string;
+                /** @description Not equal to. */
+                "author_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "author_id[in]"?: string;
+                /** @description true: only items where it is null; false: only where it is not. */
+                "author_id[null]"?: boolean;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewAggregate"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["ReviewAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getReview: {
         parameters: {
             query?: {
@@ -4055,6 +5073,67 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReviewHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The product's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewHistoryEntry"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["ReviewHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4506,6 +5585,117 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    aggregateOrders: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated fields to group by, each once: status, user_id. Without it, one group of every matching item. */
+                group_by?: string;
+                /** @description Comma-separated metrics, each once: count, sum:total, avg:total, min:total, max:total. `fn:field` answers as `fn_field`; an average is rounded to 2 decimals. */
+                metrics?: string;
+                /** @description An expression over the filterable fields (AIP-160): comparisons `= != < <= > >= :` (`:` contains text, or has for an array), values as numbers, "strings", true, false or null, joined by AND or OR (both at one level need parentheses), NOT or - before a term. A relation's field with a dot (author.name; for a list of them, any one: reviews.rating >= 4). At most 2000 characters, 20 comparisons, 5 levels. Combines with the other filters by AND. Example: status = "active" AND (price < 10 OR name : "mug"). */
+                filter?: string;
+                /** @description Equal to; repeat for any of several. */
+                status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Not equal to. */
+                "status[ne]"?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                /** @description Any of these comma-separated values. */
+                "status[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                total?: string;
+                /** @description Not equal to. */
+                "total[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "total[in]"?: string;
+                /** @description Greater than. */
+                "total[gt]"?: string;
+                /** @description At least. */
+                "total[gte]"?: string;
+                /** @description Less than. */
+                "total[lt]"?: string;
+                /** @description At most. */
+                "total[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                user_id?: string;
+                /** @description Not equal to. */
+                "user_id[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "user_id[in]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                created_at?: string;
+                /** @description Not equal to. */
+                "created_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "created_at[in]"?: string;
+                /** @description Greater than. */
+                "created_at[gt]"?: string;
+                /** @description At least. */
+                "created_at[gte]"?: string;
+                /** @description Less than. */
+                "created_at[lt]"?: string;
+                /** @description At most. */
+                "created_at[lte]"?: string;
+                /** @description Equal to; repeat for any of several. */
+                updated_at?: string;
+                /** @description Not equal to. */
+                "updated_at[ne]"?: string;
+                /** @description Any of these comma-separated values. */
+                "updated_at[in]"?: string;
+                /** @description Greater than. */
+                "updated_at[gt]"?: string;
+                /** @description At least. */
+                "updated_at[gte]"?: string;
+                /** @description Less than. */
+                "updated_at[lt]"?: string;
+                /** @description At most. */
+                "updated_at[lte]"?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, sorted by their keys (nulls last). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderAggregate"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["OrderAggregate"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOrder: {
         parameters: {
             query?: {
@@ -4775,6 +5965,66 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrderHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderHistoryEntry"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["OrderHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5475,6 +6725,68 @@ export interface operations {
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrderItemHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page. */
+                size?: number;
+                /** @description Where a page starts: the cursor of the Link rel="next" of the page before; empty or absent: the newest entries. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description On a read: 304 without a body when the ETag is still this one. */
+                "If-None-Match"?: string;
+                /** @description Change only if the item still has this ETag: otherwise 412, and nothing is written. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The order's id. */
+                parentId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest entries after the cursor. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    /** @description Paging links (first, prev, next, last) and, on a deprecated version, the same resource in the successor version (rel="successor-version"). */
+                    Link: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderItemHistoryEntry"][];
+                    "application/vnd.resourceful.v2+json": components["schemas"]["OrderItemHistoryEntry"][];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag is current. */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The representation's entity tag, for If-None-Match and If-Match. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

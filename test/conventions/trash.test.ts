@@ -31,6 +31,11 @@ t.test('DELETE moves a product to the trash: gone from reads and lists, its even
     t.equal(list.headers.get('x-total-count'), '1', 'and counts live items only')
     t.same((await api.admin.get(`${V1}/products/aggregates?metrics=count`)).body, [{ count: 1 }], 'so do aggregates')
     t.same((await api.admin.get(`${V1}/products/aggregates?metrics=count&trashed=include`)).body, [{ count: 2 }], 'unless an admin asks')
+    const ndjson = { accept: 'application/x-ndjson' }
+    const exported = await api.admin.get(`${V1}/products?fields=sku`, ndjson)
+    t.same(exported.text.trim().split('\n').map((line) => JSON.parse(line).id), [kept.id], 'an export leaves it out')
+    const trash = await api.admin.get(`${V1}/products?fields=sku&trashed=only`, ndjson)
+    t.match(JSON.parse(trash.text.trim()), { id: gone.id, deleted_at: String }, 'an export of the trash has it')
     t.equal((await api.admin.delete(`${V1}/products/${gone.id}`)).status, 404, 'a second DELETE: 404, it is no longer live')
     t.equal((await api.admin.patch(`${V1}/products/${gone.id}`, { stock: 1 })).status, 404, 'a PATCH without trashed=: 404')
     t.equal((await api.admin.put(`${V1}/products/${gone.id}`, productBody())).status, 404, 'a PUT: 404')
