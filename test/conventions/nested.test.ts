@@ -118,12 +118,14 @@ t.test('reviews validate their fields and report every failure (ERR-03)', (t) =>
   }),
 )
 
-t.test('deleting a product deletes its reviews (STATE-08)', (t) =>
+t.test('deleting a product for good deletes its reviews (STATE-08)', (t) =>
   eachDatabase(t, async (t, api) => {
     const admin = api.admin
     const a = await product(api)
     const review = (await admin.post(`${V1}/products/${a}/reviews`, { rating: 3 })).body
+    // To the trash (test/conventions/trash.test.ts), then out of it for good.
     t.equal((await admin.delete(`${V1}/products/${a}`)).status, 204)
+    t.equal((await admin.delete(`${V1}/products/${a}?trashed=only`)).status, 204)
     t.equal((await admin.get(`${V1}/products/${a}/reviews/${review.id}`)).status, 404)
     t.equal((await admin.get(`${V1}/products/${a}/reviews`)).status, 404)
     const rows = await api.db.withSession((s) => s.query('SELECT count(*)::int AS n FROM reviews'))

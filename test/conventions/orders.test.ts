@@ -155,7 +155,7 @@ t.test("an order's items change only while it is pending (409 STATE_CONFLICT)", 
   }),
 )
 
-t.test('deleting an order deletes its items; deleting a product keeps the items that had it', (t) =>
+t.test('deleting an order deletes its items; deleting a product for good keeps the items that had it', (t) =>
   eachDatabase(t, async (t, api) => {
     const alice = await api.newUser()
     const product = await activeProduct(api, 7)
@@ -168,6 +168,8 @@ t.test('deleting an order deletes its items; deleting a product keeps the items 
     const itemPath = `${V1}/orders/${second.id}/items/${kept.id}`
     const before = await alice.api.get(itemPath)
     t.equal((await api.admin.delete(`${V1}/products/${product}`)).status, 204)
+    t.equal((await alice.api.get(itemPath)).body.product_id, product, 'in the trash, the product is still the item\'s')
+    t.equal((await api.admin.delete(`${V1}/products/${product}?trashed=only`)).status, 204)
     const after = await alice.api.get(itemPath)
     t.match(after.body, { product_id: null, unit_price: 7, quantity: 2 }, 'the item keeps its price')
     t.ok(after.body.updated_at > before.body.updated_at, 'the cleared link moves updated_at')
