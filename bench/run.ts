@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     const exportWanted = !probesOnly && (!only || 'Export'.includes(only))
     const exporting: Exporting[] = []
     // The default page (EXPORT_PAGE_ROWS) and a larger one, each on a fresh service.
-    for (const pageRows of exportWanted ? (smoke ? [1000] : (process.env.BENCH_EXPORT_PAGES ?? '1000,5000').split(',').map(Number)) : []) {
+    for (const pageRows of exportWanted ? (smoke ? [500] : (process.env.BENCH_EXPORT_PAGES ?? '500,1000').split(',').map(Number)) : []) {
       log(`exporting ${settings.products} products, pages of ${pageRows}`)
       const exporter = await startService({ DATABASE_URL: databaseUrl, EXPORT_MAX_ROWS: String(Math.max(settings.products * 2, 1_000_000)), EXPORT_PAGE_ROWS: String(pageRows) })
       try {

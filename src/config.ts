@@ -397,7 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     exports: {
       maxRows: readPositiveInteger(env, 'EXPORT_MAX_ROWS', 1_000_000),
-      pageRows: readPositiveInteger(env, 'EXPORT_PAGE_ROWS', 1000),
+      pageRows: readPositiveInteger(env, 'EXPORT_PAGE_ROWS', 500),
     },
     redisUrl: readRedisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'resourceful:',

@@ -14,7 +14,7 @@ t.test('defaults: port 3000 on 127.0.0.1, embedded PGlite in ./data, migrations 
     auth: { sessionIdleMinutes: 1440, sessionMaxDays: 30, cookieSecure: false, admin: undefined, registration: 'open', jwt: undefined, passwordHashCost: 17 },
     logLevel: 'info',
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 300, authenticated: 1200, exempt: ['127.0.0.0/8', '::1'] }, bulkMaxItems: 1000, batchMaxOperations: 100 },
-    exports: { maxRows: 1_000_000, pageRows: 1000 },
+    exports: { maxRows: 1_000_000, pageRows: 500 },
     redisUrl: undefined,
     redisKeyPrefix: 'resourceful:',
     countLimit: 10_000,
