@@ -92,7 +92,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     auth: { sessionIdleMinutes: 24 * 60, sessionMaxDays: 30, cookieSecure: false, registration: 'open', passwordHashCost: TEST_PASSWORD_COST },
     // Tests make many requests from one address; the limits have tests of their own.
     limits: { requestTimeoutMs: 10_000, shutdownGraceMs: 10_000, rateLimit: { anonymous: 0, authenticated: 0, exempt: [] }, bulkMaxItems: 1000, batchMaxOperations: 100 },
-    exports: { maxRows: 1_000_000, pageRows: 1000 },
+    exports: { maxRows: 1_000_000, pageRows: 500 },
     // Tests that share a Redis keep apart.
     redisKeyPrefix: `test-${randomBytes(6).toString('hex')}:`,
     countLimit: 10_000,
