@@ -8,10 +8,10 @@
 // tests run on PGlite alone, with a warning; under CI=true that is a failure instead.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const bin = (pkg, file) => `${root}node_modules/${pkg}/${file}`
@@ -109,6 +109,52 @@ function checkCoverage() {
   }
 }
 
+/**
+ * What a full run gives tap: the test files of each folder of test/ in one process (a module that
+ * imports them in turn; each file's tests are subtests of that process), not a process each.
+ * Every process pays some 8 s of CPU before its first test ends: loading the code through the
+ * TypeScript loader, starting PGlite, building and checking a first app. Over 83 files that was
+ * more than half of the suite's CPU (docs/testing.md). A file named on the command line still
+ * runs alone, in a process of its own.
+ *
+ * tap runs its files in the order of their names: the groups are numbered heaviest first, by
+ * their measured time, so that no long group starts last and leaves the other workers idle.
+ */
+const HEAVIEST_FIRST = ['conventions', 'limits', 'cli', 'openapi', 'docs', 'auth', 'events', 'observability', 'http', 'db', 'webhooks']
+/** A group runs a folder's files one after another: tap's bound per file (120 s) is too short for it. */
+const GROUP_TIMEOUT_S = 900
+
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name)
+    if (entry.isDirectory()) return testFiles(file)
+    return entry.name.endsWith('.test.ts') ? [file] : []
+  })
+}
+
+function writeGroups() {
+  const tests = path.join(root, 'test')
+  // test/config.test.ts is in the group "test"; test/conventions/items.test.ts in "conventions".
+  const folders = new Map()
+  for (const file of testFiles(tests).sort()) {
+    const parts = path.relative(tests, file).split(path.sep)
+    const name = parts.length > 1 ? parts[0] : 'test'
+    folders.set(name, [...(folders.get(name) ?? []), file])
+  }
+  const rank = (name) => (HEAVIEST_FIRST.includes(name) ? HEAVIEST_FIRST.indexOf(name) : HEAVIEST_FIRST.length)
+  const names = [...folders.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+  const dir = path.join(root, '.tap', 'groups')
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  return names.map((name, i) => {
+    const file = path.join(dir, `${String(i + 1).padStart(2, '0')}-${name}.mjs`)
+    const imports = folders.get(name).map((test) => `await import(${JSON.stringify(pathToFileURL(test).href)})`)
+    // After the files' own t.setTimeout (a file's bound), the group's.
+    writeFileSync(file, [`// ${name}: its test files in one process (scripts/test.mjs writes this).`, "import t from 'tap'", ...imports, `t.setTimeout(${GROUP_TIMEOUT_S * 1000})`, ''].join('\n'))
+    return path.relative(root, file)
+  })
+}
+
 // eslint-disable-next-line no-control-regex -- ANSI colour codes are control characters
 const stripColors = (line) => line.replace(/\x1b\[[0-9;]*m/g, '')
 
@@ -162,7 +208,8 @@ env.TEST_RUN_ID = randomBytes(6).toString('hex')
 
 let summary
 rmSync(`${root}/.tap/report`, { recursive: true, force: true })
-const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...args], {
+const tapArgs = focused ? args : [`--timeout=${GROUP_TIMEOUT_S}`, ...writeGroups()]
+const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...tapArgs], {
   env,
   onLine: (line) => {
     const plain = stripColors(line)

@@ -4,6 +4,7 @@
  * say what the routes do not do. One instance per version plugin, so each document has only its
  * version's routes and schemas (a root instance would merge the versions' schemas by `$id`).
  */
+import { createHash, type Hash } from 'node:crypto'
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import type { ApiVersion } from '../http/versioning.js'
@@ -69,21 +70,33 @@ function componentName(json: { $id?: unknown }, _base: unknown, _fragment: unkno
 }
 
 /**
+ * Documents generated in this process, by a hash of everything @fastify/swagger and the finishing
+ * pass read to make them. Generating one takes 0.25-0.8 s of CPU (resolving and copying some
+ * 500 kB of schemas); hashing what it is made from, a few milliseconds. A service makes each of
+ * its documents once either way; a process that builds many apps of the same routes (the test
+ * suite: hundreds of them) makes each distinct document once.
+ */
+const generated = new Map<string, string>()
+/** Distinct documents kept: a process builds apps of a few shapes. */
+const GENERATED_KEPT = 16
+
+/**
  * Registers the document of `version` on its plugin: call before the version's routes (the
  * plugin records routes as they are added) and await it. Returns the document as JSON text.
  */
 export async function installDocument(api: FastifyInstance, version: ApiVersion, tags: readonly { name: string; description: string }[]): Promise<() => string> {
-  await api.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Resourceful shop API',
-        version: `${version.version}`,
-        description: `Version ${version.version} of the API${version.deprecation ? ' (deprecated: answers carry Deprecation and Sunset)' : ''}.\n\n${CONVENTIONS}`,
-      },
-      components: { securitySchemes: SECURITY_SCHEMES },
-      tags: [...tags],
+  const openapi = {
+    openapi: '3.1.0',
+    info: {
+      title: 'Resourceful shop API',
+      version: `${version.version}`,
+      description: `Version ${version.version} of the API${version.deprecation ? ' (deprecated: answers carry Deprecation and Sunset)' : ''}.\n\n${CONVENTIONS}`,
     },
+    components: { securitySchemes: SECURITY_SCHEMES },
+    tags: [...tags],
+  }
+  await api.register(swagger, {
+    openapi,
     refResolver: { buildLocalReference: componentName },
     transformObject: (documentObject) => finishDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject, version),
     transform: ({ schema, url, route }) => {
@@ -91,10 +104,31 @@ export async function installDocument(api: FastifyInstance, version: ApiVersion,
       return { schema: { ...schema, ...parts, response: { ...(schema?.response as object | undefined), ...responses } }, url }
     },
   })
+  // What the document is made from, as the plugin reads it: its options, the version the
+  // finishing pass reads, each route (as the plugin recorded it, HEAD aside) and the shared
+  // schemas of this scope and those inside it.
+  const inputs = createHash('sha256').update(JSON.stringify([openapi, version]))
+  api.addHook('onRoute', (route) => {
+    if (route.method !== 'HEAD') inputs.update(JSON.stringify([route.method, route.url, route.schema, route.config?.document, route.links]))
+  })
+  const scopes: FastifyInstance[] = [api]
+  api.addHook('onRegister', (scope) => void scopes.push(scope))
   // Generated and written out once, on the first request (every route is registered by then):
   // some 400 kB of JSON, not stringified again for each request.
   let text: string | undefined
-  const document = () => (text ??= JSON.stringify(api.swagger()))
+  const document = () => (text ??= remembered(inputs, scopes, () => JSON.stringify(api.swagger())))
   api.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(document()))
   return document
+}
+
+function remembered(inputs: Hash, scopes: readonly FastifyInstance[], generate: () => string): string {
+  for (const scope of scopes) inputs.update(JSON.stringify(scope.getSchemas()))
+  const key = inputs.digest('base64')
+  let text = generated.get(key)
+  if (text === undefined) {
+    text = generate()
+    if (generated.size >= GENERATED_KEPT) generated.delete(generated.keys().next().value!)
+    generated.set(key, text)
+  }
+  return text
 }

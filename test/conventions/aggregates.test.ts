@@ -8,7 +8,7 @@ import { uuidv7 } from '../../src/ids.js'
 import { aggregateSpec } from '../../src/resources/aggregates/spec.js'
 import { defineCollection } from '../../src/resources/collection.js'
 import type { Field } from '../../src/resources/fields.js'
-import { eachDatabase, readsSeen, startApi, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, LOCK_WAIT_TIMEOUT_MS, readsSeen, startApi, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 import { until } from '../helpers/until.js'
@@ -313,7 +313,7 @@ t.test('a declaration that cannot be served fails at startup, naming the problem
 })
 
 t.test('an aggregate past STATEMENT_TIMEOUT_MS answers what a list does: 503 with Retry-After', { skip: !databaseKinds().includes('postgres') && 'no PostgreSQL' }, async (t) => {
-  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 300 })
+  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: LOCK_WAIT_TIMEOUT_MS })
   await api.admin.post(`${V1}/orders`, {})
   const locker = new pg.Client({ connectionString: (api.databaseConfig as { url: string }).url })
   await locker.connect()

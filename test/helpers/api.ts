@@ -54,6 +54,13 @@ export interface Api {
 
 export const V1 = '/api/v1'
 
+/**
+ * A statement time limit for tests that wait it out on a lock they hold: short, yet long enough
+ * that no ordinary statement reaches it on a loaded machine (200 ms did: a user's insert in
+ * the test's own setup, with the suite running beside it).
+ */
+export const LOCK_WAIT_TIMEOUT_MS = 1_000
+
 export interface TestUser {
   id: string
   email: string

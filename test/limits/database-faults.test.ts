@@ -5,7 +5,7 @@ import diagnostics from 'node:diagnostics_channel'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import type { Config } from '../../src/config.js'
-import { startApi, V1, type Api, type Response } from '../helpers/api.js'
+import { LOCK_WAIT_TIMEOUT_MS, startApi, V1, type Api, type Response } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 
@@ -99,7 +99,7 @@ t.test('a database that refuses connections: 503 with Retry-After on every path,
 })
 
 t.test('a statement past STATEMENT_TIMEOUT_MS is cancelled: 503, nothing written, the connection usable', { skip: !postgres && 'no PostgreSQL' }, async (t) => {
-  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 300 })
+  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: LOCK_WAIT_TIMEOUT_MS })
   const product = (await api.admin.post(`${V1}/products`, productBody())).body
   const item = `${V1}/products/${product.id}`
   const locker = await connection(t, databaseUrl(api))

@@ -3,7 +3,7 @@
 import { get, type IncomingMessage } from 'node:http'
 import t, { type Test } from 'tap'
 import type { Transaction } from '../../src/db/client.js'
-import { eachDatabase, startApi, V1, type Api } from '../helpers/api.js'
+import { eachDatabase, LOCK_WAIT_TIMEOUT_MS, startApi, V1, type Api } from '../helpers/api.js'
 import { databaseKinds } from '../helpers/databases.js'
 import { productBody } from '../helpers/fixtures.js'
 import { startReceiver } from '../helpers/receiver.js'
@@ -125,8 +125,8 @@ t.test('webhook deliveries: attempts counted by outcome, and the deliveries stil
 )
 
 t.test('a reading the database cannot give is NaN in that scrape; the rest is served', { skip: !databaseKinds().includes('postgres') && 'needs PostgreSQL' }, async (t) => {
-  // Statements past 200 ms are cancelled; the tables are locked by a write that does not end.
-  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: 200 })
+  // Statements past the limit are cancelled; the tables are locked by a write that does not end.
+  const api = await startApi(t, 'postgres', undefined, { statementTimeoutMs: LOCK_WAIT_TIMEOUT_MS })
   const admin = await api.newUser({ roles: ['admin'] })
   const stream = await openStream(t, api, admin.token)
   t.equal((await admin.api.post(`${V1}/products`, productBody())).status, 201)
