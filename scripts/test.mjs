@@ -8,7 +8,7 @@
 // tests run on PGlite alone, with a warning; under CI=true that is a failure instead.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -118,17 +118,20 @@ function checkCoverage() {
  * runs alone, in a process of its own.
  *
  * tap runs its files in the order of their names: the groups are numbered heaviest first, by
- * their measured time, so that no long group starts last and leaves the other workers idle.
+ * their measured time, so that no long group starts last and leaves the other workers idle; a
+ * folder of more than GROUP_FILES files is cut in parts, so that no group outlasts the others.
  */
-const HEAVIEST_FIRST = ['conventions', 'limits', 'cli', 'openapi', 'docs', 'auth', 'events', 'observability', 'http', 'db', 'webhooks']
+const HEAVIEST_FIRST = ['limits', 'cli', 'conventions', 'openapi', 'events', 'docs', 'webhooks', 'db', 'http', 'observability', 'auth']
+const GROUP_FILES = 10
 /** A group runs a folder's files one after another: tap's bound per file (120 s) is too short for it. */
 const GROUP_TIMEOUT_S = 900
 
-function testFiles(dir) {
+/** The files under `dir`, all the way down, whose names `wanted` takes. */
+function filesUnder(dir, wanted) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const file = path.join(dir, entry.name)
-    if (entry.isDirectory()) return testFiles(file)
-    return entry.name.endsWith('.test.ts') ? [file] : []
+    if (entry.isDirectory()) return filesUnder(file, wanted)
+    return wanted(entry.name) ? [file] : []
   })
 }
 
@@ -136,23 +139,45 @@ function writeGroups() {
   const tests = path.join(root, 'test')
   // test/config.test.ts is in the group "test"; test/conventions/items.test.ts in "conventions".
   const folders = new Map()
-  for (const file of testFiles(tests).sort()) {
+  for (const file of filesUnder(tests, (name) => name.endsWith('.test.ts')).sort()) {
     const parts = path.relative(tests, file).split(path.sep)
     const name = parts.length > 1 ? parts[0] : 'test'
     folders.set(name, [...(folders.get(name) ?? []), file])
   }
   const rank = (name) => (HEAVIEST_FIRST.includes(name) ? HEAVIEST_FIRST.indexOf(name) : HEAVIEST_FIRST.length)
-  const names = [...folders.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+  const groups = [...folders.keys()]
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+    .flatMap((name) => {
+      const files = folders.get(name)
+      const parts = Math.ceil(files.length / GROUP_FILES)
+      const size = Math.ceil(files.length / parts)
+      return Array.from({ length: parts }, (_, i) => ({ name: parts > 1 ? `${name}-${i + 1}` : name, files: files.slice(i * size, (i + 1) * size) }))
+    })
   const dir = path.join(root, '.tap', 'groups')
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  return names.map((name, i) => {
+  return groups.map(({ name, files }, i) => {
     const file = path.join(dir, `${String(i + 1).padStart(2, '0')}-${name}.mjs`)
-    const imports = folders.get(name).map((test) => `await import(${JSON.stringify(pathToFileURL(test).href)})`)
+    const imports = files.map((test) => `await import(${JSON.stringify(pathToFileURL(test).href)})`)
     // After the files' own t.setTimeout (a file's bound), the group's.
     writeFileSync(file, [`// ${name}: its test files in one process (scripts/test.mjs writes this).`, "import t from 'tap'", ...imports, `t.setTimeout(${GROUP_TIMEOUT_S * 1000})`, ''].join('\n'))
     return path.relative(root, file)
   })
+}
+
+/**
+ * src/ compiled to JavaScript (esbuild, half a second) for the processes tests start: the service,
+ * the CLIs. Under tsx each of them paid some 2 s of CPU to compile the code as it loaded it, and
+ * the suite starts dozens (test/helpers/service-process.ts). tsx compiles with the same esbuild.
+ */
+async function compileSources(run) {
+  const out = path.join(root, '.tap', 'compiled', run)
+  const { build } = await import('esbuild')
+  const sources = filesUnder(path.join(root, 'src'), (name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
+  await build({ entryPoints: sources, outdir: path.join(out, 'src'), outbase: path.join(root, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' })
+  // What the code finds beside itself (src/db/migrate.ts: ../../prisma/migrations).
+  symlinkSync(path.join(root, 'prisma'), path.join(out, 'prisma'))
+  return path.join(out, 'src')
 }
 
 // eslint-disable-next-line no-control-regex -- ANSI colour codes are control characters
@@ -205,6 +230,7 @@ if (postgres) {
 }
 
 env.TEST_RUN_ID = randomBytes(6).toString('hex')
+env.TEST_COMPILED_SRC = await compileSources(env.TEST_RUN_ID)
 
 let summary
 rmSync(`${root}/.tap/report`, { recursive: true, force: true })
@@ -220,6 +246,7 @@ const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...
   },
 })
 await dropTemplates(postgres?.url, env.TEST_RUN_ID)
+rmSync(path.join(root, '.tap', 'compiled', env.TEST_RUN_ID), { recursive: true, force: true })
 await postgres?.stop()
 const failing = summary?.fail ?? 0
 if (tapCode !== 0 && failing === 0) failedChecks.push(`tap (exit code ${tapCode})`)

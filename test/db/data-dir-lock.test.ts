@@ -7,8 +7,9 @@ import { createInterface } from 'node:readline'
 import t from 'tap'
 import { DataDirInUseError, LOCK_FILE, LOCK_STALE_MS, lockDataDir, type LockOwner } from '../../src/db/data-dir-lock.js'
 import { openDatabase } from '../../src/db/client.js'
+import { NODE_ARGS, sourceFile } from '../helpers/service-process.js'
 
-const LOCK_MODULE = path.resolve('src/db/data-dir-lock.ts')
+const LOCK_MODULE = sourceFile('src/db/data-dir-lock.ts')
 
 const lockOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as LockOwner
 
@@ -152,7 +153,7 @@ t.test('two processes taking over one stale lock at once: exactly one wins', asy
     await lines.next()
     lock?.release()`
   const children = [0, 1].map(() => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...NODE_ARGS, '--input-type=module', '-e', script], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, _TAPJS_PROCESSINFO_COVERAGE_: '0' },
       stdio: ['pipe', 'pipe', 'inherit'],
     })

@@ -1,4 +1,4 @@
-/** The service as a process of its own (npm start's entry point under tsx), with its log read line by line. */
+/** The service as a process of its own (npm start's entry point), with its log read line by line. */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -9,7 +9,6 @@ import type { DatabaseConfig } from '../../src/config.js'
 import { createTestDatabase, type DatabaseKind } from './databases.js'
 import { TEST_PASSWORD_COST } from './passwords.js'
 
-const ENTRY = path.resolve('src/server.ts')
 /** The bootstrap admin every started service has: product writes need an admin. */
 export const ADMIN = { email: 'admin@shop.test', password: 'a long admin password' }
 
@@ -40,15 +39,28 @@ export const childEnv = (env: Record<string, string>) => ({
 })
 
 /**
- * Node's arguments for the service and the CLIs as processes: TypeScript through tsx, and the
- * embedded PostgreSQL's WebAssembly compiled only by V8's baseline compiler, each function when
- * first called. A process here lives seconds: the optimizing tier's background compilation cost
- * it more CPU (1.4 s a start) than its faster code saved. Only speed differs, never behaviour.
+ * Node's arguments for the service and the CLIs as processes: the embedded PostgreSQL's
+ * WebAssembly compiled only by V8's baseline compiler, each function when first called. A process
+ * here lives seconds: the optimizing tier's background compilation cost it more CPU (1.4 s a
+ * start) than its faster code saved. Only speed differs, never behaviour.
  */
-export const NODE_ARGS = ['--liftoff-only', '--wasm-lazy-compilation', '--import', 'tsx']
+const WASM_ARGS = ['--liftoff-only', '--wasm-lazy-compilation']
+
+/** The run's src/ as JavaScript (scripts/test.mjs compiles it once a run), if there is one. */
+const COMPILED = process.env.TEST_COMPILED_SRC
+
+/**
+ * A module of src/ (`src/server.ts`) as a child process loads it: the run's compiled JavaScript,
+ * else the TypeScript through tsx (NODE_ARGS say which).
+ */
+export function sourceFile(file: string): string {
+  return COMPILED ? path.join(COMPILED, path.relative('src', file).replace(/\.ts$/, '.js')) : path.resolve(file)
+}
+
+export const NODE_ARGS = COMPILED ? WASM_ARGS : [...WASM_ARGS, '--import', 'tsx']
 
 export function startServer(env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [...NODE_ARGS, ENTRY], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...NODE_ARGS, sourceFile('src/server.ts')], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''
   child.stderr!.on('data', (chunk) => (stderr += chunk))
   const waiters: { msg: RegExp; resolve: (line: Record<string, unknown>) => void }[] = []
@@ -106,10 +118,10 @@ export async function cliDatabase(t: Pick<Test, 'teardown' | 'testdir'>, kind: D
   return { env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '', DATABASE_URL: '', DATA_DIR: dataDir }, config: { kind: 'pglite', dataDir } }
 }
 
-/** Runs a CLI (a file under src/cli) to its exit, with `answers` on standard input, one a line. */
+/** Runs a CLI (a file under src/cli, as `src/cli/seed.ts`) to its exit, with `answers` on standard input, one a line. */
 export function runCli(cli: string, env: Record<string, string>, answers: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, cli], { env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...NODE_ARGS, sourceFile(cli)], { env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))

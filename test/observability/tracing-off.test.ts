@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
-import { childEnv, NODE_ARGS } from '../helpers/service-process.js'
+import { childEnv, NODE_ARGS, sourceFile } from '../helpers/service-process.js'
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
@@ -24,8 +24,8 @@ function runRefusingOpenTelemetry(t: Test, env: Record<string, string>): Promise
     script,
     `import { register } from 'node:module'
     register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(refuse)}))
-    const { buildApp } = await import(${JSON.stringify(pathToFileURL(path.resolve('src/app.ts')).href)})
-    const { loadConfig } = await import(${JSON.stringify(pathToFileURL(path.resolve('src/config.ts')).href)})
+    const { buildApp } = await import(${JSON.stringify(pathToFileURL(sourceFile('src/app.ts')).href)})
+    const { loadConfig } = await import(${JSON.stringify(pathToFileURL(sourceFile('src/config.ts')).href)})
     const app = await buildApp(loadConfig({ ...process.env, DATA_DIR: 'memory://', LOG_LEVEL: 'silent' }))
     const answer = await app.inject({ method: 'GET', url: '/metrics' })
     await app.close()
