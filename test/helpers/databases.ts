@@ -1,6 +1,7 @@
 /**
- * Fresh databases for tests: one PostgreSQL database or one in-memory PGlite per test, dropped
- * afterwards; migrated ones start as a copy of a database migrated once per run.
+ * Fresh databases for tests: one PostgreSQL database or one in-memory PGlite per test. Migrated
+ * ones start as a copy of a database migrated once per run, and go back to the next test of the
+ * process emptied to that state; the others are dropped afterwards.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
