@@ -114,8 +114,8 @@ function checkCoverage() {
  * imports them in turn; each file's tests are subtests of that process), not a process each.
  * Every process pays some 8 s of CPU before its first test ends: loading the code through the
  * TypeScript loader, starting PGlite, building and checking a first app. Over 83 files that was
- * more than half of the suite's CPU (docs/testing.md). A file named on the command line still
- * runs alone, in a process of its own.
+ * more than half of the suite's CPU (docs/testing.md). A few files named on the command line
+ * run alone, each in a process of its own.
  *
  * tap runs its files in the order of their names: the groups are numbered heaviest first, by
  * their measured time, so that no long group starts last and leaves the other workers idle; a
@@ -135,11 +135,11 @@ function filesUnder(dir, wanted) {
   })
 }
 
-function writeGroups() {
+function writeGroups(files) {
   const tests = path.join(root, 'test')
   // test/config.test.ts is in the group "test"; test/conventions/items.test.ts in "conventions".
   const folders = new Map()
-  for (const file of filesUnder(tests, (name) => name.endsWith('.test.ts')).sort()) {
+  for (const file of files.sort()) {
     const parts = path.relative(tests, file).split(path.sep)
     const name = parts.length > 1 ? parts[0] : 'test'
     folders.set(name, [...(folders.get(name) ?? []), file])
@@ -234,7 +234,15 @@ env.TEST_COMPILED_SRC = await compileSources(env.TEST_RUN_ID)
 
 let summary
 rmSync(`${root}/.tap/report`, { recursive: true, force: true })
-const tapArgs = focused ? args : [`--timeout=${GROUP_TIMEOUT_S}`, ...writeGroups()]
+// Test files named on the command line run alone, a process each; many of them (`npm run
+// test:quick` after a change to a helper every test imports) run by folder, as the whole suite.
+const named = args.filter((arg) => arg.endsWith('.test.ts'))
+const byFolder = (files) => [`--timeout=${GROUP_TIMEOUT_S}`, ...writeGroups(files)]
+const tapArgs = !focused
+  ? byFolder(filesUnder(path.join(root, 'test'), (name) => name.endsWith('.test.ts')))
+  : named.length > GROUP_FILES
+    ? [...args.filter((arg) => !named.includes(arg)), ...byFolder(named.map((file) => path.resolve(root, file)))]
+    : args
 const tapCode = await run(process.execPath, [bin('tap', 'dist/esm/run.mjs'), ...tapArgs], {
   env,
   onLine: (line) => {
