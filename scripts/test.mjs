@@ -110,18 +110,11 @@ function checkCoverage() {
 }
 
 /**
- * What a full run gives tap: the test files of each folder of test/ in one process (a module that
- * imports them in turn; each file's tests are subtests of that process), not a process each.
- * Every process pays some 8 s of CPU before its first test ends: loading the code through the
- * TypeScript loader, starting PGlite, building and checking a first app. Over 83 files that was
- * more than half of the suite's CPU (docs/testing.md). A few files named on the command line
- * run alone, each in a process of its own.
- *
- * tap runs its files in the order of their names: the groups are numbered heaviest first, by
- * their measured time, so that no long group starts last and leaves the other workers idle; a
- * folder of more than GROUP_FILES files is cut in parts, so that no group outlasts the others.
+ * Folders of test/ by their measured time, heaviest first: tap runs its files in the order of
+ * their names, and a long group that started last would leave the other workers idle.
  */
 const HEAVIEST_FIRST = ['limits', 'cli', 'conventions', 'openapi', 'events', 'docs', 'webhooks', 'db', 'http', 'observability', 'auth']
+/** A folder of more files is cut in parts, so that no group outlasts the others. */
 const GROUP_FILES = 10
 /** A group runs a folder's files one after another: tap's bound per file (120 s) is too short for it. */
 const GROUP_TIMEOUT_S = 900
@@ -135,23 +128,32 @@ function filesUnder(dir, wanted) {
   })
 }
 
+const isTestFile = (name) => name.endsWith('.test.ts')
+
+/**
+ * The files to give tap for these test files: a module per folder of test/ that imports the
+ * folder's files in turn, so that their tests are subtests of one process, not a process each.
+ * Every process pays some 8 s of CPU before its first test ends: loading the code through the
+ * TypeScript loader, starting PGlite, building and checking a first app. Over 83 files that was
+ * more than half of the suite's CPU (docs/testing.md).
+ */
 function writeGroups(files) {
   const tests = path.join(root, 'test')
   // test/config.test.ts is in the group "test"; test/conventions/items.test.ts in "conventions".
   const folders = new Map()
   for (const file of files.sort()) {
-    const parts = path.relative(tests, file).split(path.sep)
-    const name = parts.length > 1 ? parts[0] : 'test'
+    const segments = path.relative(tests, file).split(path.sep)
+    const name = segments.length > 1 ? segments[0] : 'test'
     folders.set(name, [...(folders.get(name) ?? []), file])
   }
   const rank = (name) => (HEAVIEST_FIRST.includes(name) ? HEAVIEST_FIRST.indexOf(name) : HEAVIEST_FIRST.length)
   const groups = [...folders.keys()]
     .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
     .flatMap((name) => {
-      const files = folders.get(name)
-      const parts = Math.ceil(files.length / GROUP_FILES)
-      const size = Math.ceil(files.length / parts)
-      return Array.from({ length: parts }, (_, i) => ({ name: parts > 1 ? `${name}-${i + 1}` : name, files: files.slice(i * size, (i + 1) * size) }))
+      const inFolder = folders.get(name)
+      const parts = Math.ceil(inFolder.length / GROUP_FILES)
+      const size = Math.ceil(inFolder.length / parts)
+      return Array.from({ length: parts }, (_, i) => ({ name: parts > 1 ? `${name}-${i + 1}` : name, files: inFolder.slice(i * size, (i + 1) * size) }))
     })
   const dir = path.join(root, '.tap', 'groups')
   rmSync(dir, { recursive: true, force: true })
@@ -236,10 +238,10 @@ let summary
 rmSync(`${root}/.tap/report`, { recursive: true, force: true })
 // Test files named on the command line run alone, a process each; many of them (`npm run
 // test:quick` after a change to a helper every test imports) run by folder, as the whole suite.
-const named = args.filter((arg) => arg.endsWith('.test.ts'))
+const named = args.filter(isTestFile)
 const byFolder = (files) => [`--timeout=${GROUP_TIMEOUT_S}`, ...writeGroups(files)]
 const tapArgs = !focused
-  ? byFolder(filesUnder(path.join(root, 'test'), (name) => name.endsWith('.test.ts')))
+  ? byFolder(filesUnder(path.join(root, 'test'), isTestFile))
   : named.length > GROUP_FILES
     ? [...args.filter((arg) => !named.includes(arg)), ...byFolder(named.map((file) => path.resolve(root, file)))]
     : args
